@@ -1,0 +1,130 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Wire formats and constants of the srqud transport.
+ */
+
+#ifndef UCT_SRQUD_DEF_H_
+#define UCT_SRQUD_DEF_H_
+
+#include <ucs/sys/compiler_def.h>
+#include <ucs/type/status.h>
+#include <stdint.h>
+#include <stddef.h>
+
+
+#define UCT_SRQUD_TL_NAME          "srqud"
+#define UCT_SRQUD_CONFIG_PREFIX    "SRQUD_"
+
+/* Every UD receive starts with a 40-byte Global Routing Header slot: the HCA
+ * writes the GRH there when the packet carries one (always on RoCE), and
+ * leaves it undefined otherwise. rxe and mlx5 both do this. */
+#define UCT_SRQUD_GRH_LEN          40
+
+/* Q_Key shared by all srqud QPs. The high bit is clear, so it may be set on
+ * a send work request by an unprivileged process. */
+#define UCT_SRQUD_QKEY             0x1ee75a1dU
+
+/* First byte of every srqud packet. A packet whose first byte differs did
+ * not come from srqud (or is corrupt) and is dropped. */
+#define UCT_SRQUD_MAGIC            0x5d
+
+/* Smallest and largest IB path MTU in bytes */
+#define UCT_SRQUD_MIN_MTU          256
+#define UCT_SRQUD_MAX_MTU          4096
+
+/* Destination endpoint id of packets that are addressed to the interface,
+ * not to an endpoint (connectionless active messages). */
+#define UCT_SRQUD_EP_ID_NONE       0xffffffU
+
+
+/* Packet flags */
+enum {
+    UCT_SRQUD_PACKET_FLAG_AM    = UCS_BIT(0),  /* Carries an active message */
+    UCT_SRQUD_PACKET_FLAG_ACK   = UCS_BIT(1),  /* ack_psn is valid */
+    UCT_SRQUD_PACKET_FLAG_ACK_REQ = UCS_BIT(2),/* Sender asks for an ACK */
+    UCT_SRQUD_PACKET_FLAG_CTL   = UCS_BIT(3),  /* Control packet, no AM */
+    UCT_SRQUD_PACKET_FLAGS_ALL  = UCS_MASK(4)
+};
+
+
+/**
+ * Network header: the first bytes of every packet after the GRH slot.
+ * Multi-byte fields are in host order; srqud does not mix endianness.
+ */
+typedef struct uct_srqud_neth {
+    uint8_t  magic;       /* UCT_SRQUD_MAGIC */
+    uint8_t  flags;       /* UCT_SRQUD_PACKET_FLAG_xx */
+    uint8_t  am_id;       /* Active message id, when FLAG_AM */
+    uint8_t  reserved;
+    uint32_t dest_ep_id;  /* Receiver's endpoint id or EP_ID_NONE */
+    uint16_t psn;         /* Packet sequence number on the endpoint */
+    uint16_t ack_psn;     /* Last in-order psn received, when FLAG_ACK */
+} UCS_S_PACKED uct_srqud_neth_t;
+
+
+/* Link layer of the device address */
+enum {
+    UCT_SRQUD_ADDR_FLAG_ETH   = UCS_BIT(0)   /* RoCE: route by GID only */
+};
+
+
+/**
+ * Device address: what is needed to build an address handle to the peer.
+ */
+typedef struct uct_srqud_device_addr {
+    uint8_t  flags;       /* UCT_SRQUD_ADDR_FLAG_xx */
+    uint16_t lid;         /* IB only */
+    uint8_t  gid[16];
+} UCS_S_PACKED uct_srqud_device_addr_t;
+
+
+/**
+ * Interface address: the QP number of the interface's main UD QP.
+ */
+typedef struct uct_srqud_iface_addr {
+    uint8_t  qp_num[3];
+} UCS_S_PACKED uct_srqud_iface_addr_t;
+
+
+static inline void uct_srqud_pack_qpn(uint8_t *dst, uint32_t qpn)
+{
+    dst[0] = qpn & 0xff;
+    dst[1] = (qpn >> 8) & 0xff;
+    dst[2] = (qpn >> 16) & 0xff;
+}
+
+
+static inline uint32_t uct_srqud_unpack_qpn(const uint8_t *src)
+{
+    return src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16);
+}
+
+
+/**
+ * Check a received packet. @a len is the byte count reported by the
+ * completion, GRH slot included. Returns UCS_OK and the AM payload length,
+ * or an error for a packet that must be dropped.
+ */
+static inline ucs_status_t
+uct_srqud_neth_check(const uct_srqud_neth_t *neth, size_t len,
+                     unsigned am_id_max, size_t *payload_len_p)
+{
+    if (len < UCT_SRQUD_GRH_LEN + sizeof(*neth)) {
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    }
+
+    if ((neth->magic != UCT_SRQUD_MAGIC) ||
+        (neth->flags & ~UCT_SRQUD_PACKET_FLAGS_ALL)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_AM) && (neth->am_id >= am_id_max)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    *payload_len_p = len - UCT_SRQUD_GRH_LEN - sizeof(*neth);
+    return UCS_OK;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#include "srqud_gid.h"
+
+#include <string.h>
+
+
+static int uct_srqud_gid_is_zero(const uint8_t *raw)
+{
+    static const uint8_t zero[16];
+
+    return !memcmp(raw, zero, sizeof(zero));
+}
+
+
+static int uct_srqud_gid_is_v4_mapped(const uint8_t *raw)
+{
+    static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+    return !memcmp(raw, prefix, sizeof(prefix));
+}
+
+
+static int uct_srqud_gid_is_link_local(const uint8_t *raw)
+{
+    return (raw[0] == 0xfe) && ((raw[1] & 0xc0) == 0x80);
+}
+
+
+int uct_srqud_gid_score(const uct_srqud_gid_entry_t *entry)
+{
+    int score;
+
+    if (uct_srqud_gid_is_zero(entry->raw)) {
+        return -1;
+    }
+
+    if (uct_srqud_gid_is_v4_mapped(entry->raw)) {
+        score = 3;
+    } else if (!uct_srqud_gid_is_link_local(entry->raw)) {
+        score = 2;
+    } else {
+        score = 1;
+    }
+
+    /* The address class weighs less than the RoCE version: a v2 GID of any
+     * class beats every v1 GID, since v2 is routable and rxe speaks only v2 */
+    if (entry->type == UCT_SRQUD_GID_TYPE_ROCE_V2) {
+        score += 10;
+    }
+    return score;
+}
+
+
+int uct_srqud_gid_select(const uct_srqud_gid_entry_t *entries, size_t num)
+{
+    int best_index = -1, best_score = -1;
+    size_t i;
+    int score;
+
+    for (i = 0; i < num; ++i) {
+        score = uct_srqud_gid_score(&entries[i]);
+        if (score > best_score) {
+            best_score = score;
+            best_index = (int)i;
+        }
+    }
+
+    return best_index;
+}

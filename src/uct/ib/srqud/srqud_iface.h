@@ -1,0 +1,216 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * srqud interface: one UD QP per UCT interface (so each UCP worker has its
+ * own QP and CQs, while the PD and registrations of the md are shared), fed
+ * by one Shared Receive Queue whose buffer pool does not depend on the
+ * number of peers.
+ */
+
+#ifndef UCT_SRQUD_IFACE_H_
+#define UCT_SRQUD_IFACE_H_
+
+#include "srqud_def.h"
+#include "srqud_md.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/datastruct/arbiter.h>
+#include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/queue.h>
+#include <ucs/type/spinlock.h>
+#include <infiniband/verbs.h>
+#include <string.h>
+
+
+/* How many completions are stashed when event_arm finds some that arrived
+ * before the CQ was armed */
+#define UCT_SRQUD_STASH_MAX   16
+
+
+typedef struct uct_srqud_iface_config {
+    uct_iface_config_t       super;
+    unsigned                 tx_queue_len;   /* Send queue length */
+    unsigned                 tx_max_poll;    /* Send CQ poll batch */
+    unsigned                 rx_max_poll;    /* Receive CQ poll batch */
+    unsigned                 srq_size;       /* Receive buffers kept posted */
+    unsigned                 rx_post_batch;  /* Repost receives in batches */
+    uct_iface_mpool_config_t rx_mp;
+    uct_iface_mpool_config_t tx_mp;
+    unsigned long            gid_index;      /* UCS_ULUNITS_AUTO: pick one */
+    unsigned                 sl;
+    unsigned                 traffic_class;
+    unsigned                 hop_limit;
+    size_t                   seg_size;       /* 0: the port's active MTU */
+} uct_srqud_iface_config_t;
+
+
+/* Receive descriptor, the head of each receive buffer. Layout:
+ *
+ *  desc                       rx_headroom_offset        rx_payload_offset
+ *  |                          |                         |
+ *  +--------------------------+----------+--------------+-----------------+
+ *  | uct_srqud_recv_desc_t    | ...      | GRH | neth   | payload         |
+ *  +--------------------------+----------+--------------+-----------------+
+ *                                        ^ rx_hdr_offset: receive SGE start
+ *
+ * The GRH and network header are parsed before the AM handler runs; after
+ * that UCP may use the same bytes as its headroom (uct_recv_desc_t pointer
+ * and user headroom end exactly at the payload). */
+typedef struct uct_srqud_recv_desc {
+    uint32_t                 lkey;
+} UCS_S_PACKED uct_srqud_recv_desc_t;
+
+
+/* Send descriptor for bcopy messages, followed by the packet */
+typedef struct uct_srqud_send_desc {
+    ucs_queue_elem_t         queue;   /* in tx.outstanding until completed */
+    uint64_t                 sn;      /* send sequence number of its WQE */
+    uint32_t                 lkey;
+} uct_srqud_send_desc_t;
+
+
+/* Flush waiting for all sends posted before it */
+typedef struct uct_srqud_flush_req {
+    ucs_queue_elem_t         queue;
+    uint64_t                 sn;
+    uct_completion_t         *comp;
+} uct_srqud_flush_req_t;
+
+
+typedef struct uct_srqud_ah_key {
+    uint8_t                  gid[16];
+    uint16_t                 lid;
+} UCS_S_PACKED uct_srqud_ah_key_t;
+
+static UCS_F_ALWAYS_INLINE khint32_t
+uct_srqud_ah_key_hash(uct_srqud_ah_key_t key)
+{
+    const uint8_t *p = (const uint8_t*)&key;
+    khint32_t h      = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < sizeof(key); ++i) {
+        h = (h ^ p[i]) * 16777619u;
+    }
+    return h;
+}
+
+#define uct_srqud_ah_key_equal(_a, _b) (!memcmp(&(_a), &(_b), sizeof(_a)))
+
+/* One address handle per remote port, shared by all endpoints to it */
+KHASH_INIT(uct_srqud_ah, uct_srqud_ah_key_t, struct ibv_ah*, 1,
+           uct_srqud_ah_key_hash, uct_srqud_ah_key_equal)
+
+
+struct uct_srqud_iface {
+    uct_base_iface_t         super;
+    uct_srqud_md_t           *md;
+    ucs_list_link_t          md_list;     /* entry in md->iface_list */
+    uint8_t                  port_num;
+    uint8_t                  gid_index;
+    uint8_t                  is_roce;
+    uint16_t                 lid;
+    union ibv_gid            gid;
+    enum ibv_mtu             path_mtu;
+    struct ibv_comp_channel  *comp_channel;
+    struct ibv_cq            *send_cq;
+    struct ibv_cq            *recv_cq;
+    struct ibv_srq           *srq;
+    struct ibv_qp            *qp;
+    khash_t(uct_srqud_ah)    ah_hash;
+
+    struct {
+        ucs_mpool_t          mp;
+        /* The SRQ is posted from the progress path and, later, from the
+         * watermark thread: lock protects mp gets and SRQ posts. */
+        ucs_spinlock_t       lock;
+        unsigned             posted;      /* buffers on the SRQ */
+        unsigned             stash_count;
+        struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
+    } rx;
+
+    struct {
+        ucs_mpool_t          mp;
+        int                  available;   /* free send WQEs */
+        uint64_t             sn;          /* sends posted */
+        uint64_t             comp_sn;     /* sends completed */
+        ucs_queue_head_t     outstanding; /* bcopy descs not yet completed */
+        ucs_queue_head_t     flushes;     /* uct_srqud_flush_req_t */
+        ucs_arbiter_t        arbiter;     /* endpoints with pending requests */
+        unsigned             stash_count;
+        struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
+    } tx;
+
+    struct {
+        unsigned             tx_qlen;
+        unsigned             tx_max_poll;
+        unsigned             rx_max_poll;
+        unsigned             srq_size;
+        unsigned             rx_post_batch;
+        size_t               seg_size;    /* payload of one packet, neth incl. */
+        size_t               max_inline;
+        unsigned             rx_payload_offset;
+        unsigned             rx_hdr_offset;
+        unsigned             rx_headroom_offset;
+        unsigned             sl;
+        unsigned             traffic_class;
+        unsigned             hop_limit;
+    } config;
+
+    struct {
+        unsigned long        rx_packets;
+        unsigned long        rx_dropped_malformed;
+        unsigned long        rx_errors;
+        unsigned long        tx_packets;
+        unsigned long        tx_errors;
+        unsigned long        srq_limit_events;
+    } stats;
+
+    uct_recv_desc_t          release_desc;
+};
+
+
+ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max);
+
+void uct_srqud_iface_srq_event(uct_srqud_iface_t *iface,
+                               enum ibv_event_type event_type);
+
+ucs_status_t uct_srqud_iface_get_ah(uct_srqud_iface_t *iface,
+                                    const uct_srqud_device_addr_t *dev_addr,
+                                    struct ibv_ah **ah_p);
+
+void uct_srqud_iface_progress_pending(uct_srqud_iface_t *iface);
+
+ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                   uct_completion_t *comp);
+
+
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_iface_has_tx_resources(uct_srqud_iface_t *iface)
+{
+    return iface->tx.available > 0;
+}
+
+
+/* Same link layer and, on InfiniBand, same subnet: a LID means nothing
+ * outside its subnet */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_iface_is_reachable_addr(uct_srqud_iface_t *iface,
+                                  const uct_srqud_device_addr_t *dev_addr)
+{
+    if (!!(dev_addr->flags & UCT_SRQUD_ADDR_FLAG_ETH) != iface->is_roce) {
+        return 0;
+    }
+
+    return iface->is_roce || !memcmp(dev_addr->gid, iface->gid.raw, 8);
+}
+
+
+static UCS_F_ALWAYS_INLINE void*
+uct_srqud_iface_rx_hdr(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc)
+{
+    return UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_hdr_offset);
+}
+
+#endif

@@ -1,0 +1,559 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_md.h"
+#include "srqud_iface.h"
+
+#include <ucs/arch/cpu.h>
+#include <ucs/async/async.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/sys/sys.h>
+#include <ucm/api/ucm.h>
+#include <fcntl.h>
+#include <string.h>
+
+
+/* Packed remote key: the verbs rkey, tagged so that a key which was not
+ * packed by srqud is recognized on unpack. */
+#define UCT_SRQUD_RKEY_TAG      0x5d5dULL
+#define UCT_SRQUD_RKEY_TAG_SHIFT 48
+
+
+static ucs_config_field_t uct_srqud_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_srqud_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"RCACHE", "try",
+     "Use the registration cache for memory registrations:\n"
+     " yes  - fail if the cache cannot be created\n"
+     " try  - use it when available (UCX's memory hooks are needed)\n"
+     " no   - register and deregister on every request",
+     ucs_offsetof(uct_srqud_md_config_t, rcache_enable),
+     UCS_CONFIG_TYPE_TERNARY},
+
+    {"", "RCACHE_ADDR_ALIGN=16", NULL,
+     ucs_offsetof(uct_srqud_md_config_t, rcache),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_rcache_table)},
+
+    {NULL}
+};
+
+
+static int uct_srqud_md_access_flags(unsigned uct_flags)
+{
+    /* Local write is needed for any receive. Remote access bits are kept for
+     * the zero-copy protocol, which checks them on every remote request. */
+    int access = IBV_ACCESS_LOCAL_WRITE;
+
+    if (uct_flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+        access |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if (uct_flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
+        access |= IBV_ACCESS_REMOTE_READ;
+    }
+    return access;
+}
+
+
+static ucs_status_t
+uct_srqud_md_reg_mr(uct_srqud_md_t *md, void *address, size_t length,
+                    unsigned flags, int silent, struct ibv_mr **mr_p)
+{
+    struct ibv_mr *mr;
+
+    mr = ibv_reg_mr(md->pd, address, length, uct_srqud_md_access_flags(flags));
+    if (mr == NULL) {
+        ucs_log(silent ? UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_ERROR,
+                "%s: ibv_reg_mr(address=%p length=%zu) failed: %m", md->name,
+                address, length);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    *mr_p = mr;
+    return UCS_OK;
+}
+
+
+static void uct_srqud_md_dereg_mr(uct_srqud_md_t *md, struct ibv_mr *mr)
+{
+    int ret = ibv_dereg_mr(mr);
+
+    if (ret != 0) {
+        ucs_warn("%s: ibv_dereg_mr() failed: %s", md->name, strerror(ret));
+    }
+}
+
+
+static ucs_status_t
+uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
+                            ucs_rcache_region_t *rregion, uint16_t rc_flags)
+{
+    uct_srqud_md_t *md     = context;
+    uct_srqud_mem_t *memh  = ucs_derived_of(rregion, uct_srqud_mem_t);
+    unsigned flags         = *(unsigned*)arg;
+
+    memh->flags = UCT_SRQUD_MEM_FLAG_RCACHE;
+    return uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
+                               rregion->super.end - rregion->super.start,
+                               /* the cache may hand this region to any later
+                                * request, so register it for all access */
+                               flags | UCT_MD_MEM_ACCESS_ALL,
+                               (rc_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
+                               (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS),
+                               &memh->mr);
+}
+
+
+static void uct_srqud_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
+                                          ucs_rcache_region_t *rregion)
+{
+    uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
+
+    uct_srqud_md_dereg_mr(context, memh->mr);
+}
+
+
+static void uct_srqud_rcache_dump_region_cb(void *context, ucs_rcache_t *rcache,
+                                            ucs_rcache_region_t *rregion,
+                                            char *buf, size_t max)
+{
+    uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
+
+    snprintf(buf, max, "lkey 0x%x rkey 0x%x", memh->mr->lkey, memh->mr->rkey);
+}
+
+
+static ucs_rcache_ops_t uct_srqud_rcache_ops = {
+    .mem_reg     = uct_srqud_rcache_mem_reg_cb,
+    .mem_dereg   = uct_srqud_rcache_mem_dereg_cb,
+    .dump_region = uct_srqud_rcache_dump_region_cb
+};
+
+
+static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
+                                         size_t length, unsigned flags,
+                                         uct_mem_h *memh_p)
+{
+    uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
+    ucs_rcache_region_t *rregion;
+    uct_srqud_mem_t *memh;
+    ucs_status_t status;
+
+    if (length == 0) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (md->rcache != NULL) {
+        status = ucs_rcache_get(md->rcache, address, length,
+                                PROT_READ | PROT_WRITE, &flags, &rregion);
+        if (status != UCS_OK) {
+            return status;
+        }
+
+        *memh_p = ucs_derived_of(rregion, uct_srqud_mem_t);
+        return UCS_OK;
+    }
+
+    memh = ucs_calloc(1, sizeof(*memh), "srqud_memh");
+    if (memh == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_srqud_md_reg_mr(md, address, length, flags,
+                                 flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                                 &memh->mr);
+    if (status != UCS_OK) {
+        ucs_free(memh);
+        return status;
+    }
+
+    *memh_p = memh;
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
+{
+    uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
+    uct_srqud_mem_t *memh;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    memh = params->memh;
+    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        ucs_rcache_region_put(md->rcache, &memh->super);
+        return UCS_OK;
+    }
+
+    uct_srqud_md_dereg_mr(md, memh->mr);
+    ucs_free(memh);
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_srqud_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
+                       const uct_md_mkey_pack_params_t *params,
+                       void *rkey_buffer)
+{
+    uint64_t packed = ((uint64_t)UCT_SRQUD_RKEY_TAG << UCT_SRQUD_RKEY_TAG_SHIFT) |
+                      ((uct_srqud_mem_t*)memh)->mr->rkey;
+
+    memcpy(rkey_buffer, &packed, sizeof(packed));
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_srqud_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
+                      uct_rkey_t *rkey_p, void **handle_p)
+{
+    uint64_t packed;
+
+    memcpy(&packed, rkey_buffer, sizeof(packed));
+    if ((packed >> UCT_SRQUD_RKEY_TAG_SHIFT) != UCT_SRQUD_RKEY_TAG) {
+        ucs_error("srqud: remote key 0x%" PRIx64 " was not packed by srqud",
+                  packed);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    *rkey_p   = (uint32_t)packed;
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+
+static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
+{
+    uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
+    long cpu;
+
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = md->dev_attr.max_mr_size;
+    md_attr->rkey_packed_size     = sizeof(uint64_t);
+    /* 16us + 0.06ns/byte is what UCX assumes for IB registrations; the cache
+     * makes repeated registrations of the same buffer nearly free */
+    md_attr->reg_cost             = (md->rcache != NULL) ?
+                                    ucs_linear_func_make(50e-9, 0) :
+                                    ucs_linear_func_make(16e-6, 0.06e-9);
+    ucs_strncpy_zero(md_attr->component_name, uct_srqud_component.name,
+                     sizeof(md_attr->component_name));
+    /* Soft-RoCE and unknown topologies: every CPU is "near" the device */
+    UCS_CPU_ZERO(&md_attr->local_cpus);
+    for (cpu = 0; cpu < ucs_sys_get_num_cpus(); ++cpu) {
+        UCS_CPU_SET(cpu, &md_attr->local_cpus);
+    }
+    return UCS_OK;
+}
+
+
+void uct_srqud_md_iface_attach(uct_srqud_md_t *md, uct_srqud_iface_t *iface)
+{
+    ucs_recursive_spin_lock(&md->iface_lock);
+    ucs_list_add_tail(&md->iface_list, &iface->md_list);
+    ucs_recursive_spin_unlock(&md->iface_lock);
+}
+
+
+void uct_srqud_md_iface_detach(uct_srqud_md_t *md, uct_srqud_iface_t *iface)
+{
+    ucs_recursive_spin_lock(&md->iface_lock);
+    ucs_list_del(&iface->md_list);
+    ucs_recursive_spin_unlock(&md->iface_lock);
+}
+
+
+/*
+ * Verbs async events of the device. They arrive on the context's async fd,
+ * which UCX's async thread watches for us. SRQ events are routed to the
+ * interface that owns the SRQ.
+ */
+static void uct_srqud_md_async_event_cb(int fd, ucs_event_set_types_t events,
+                                        void *arg)
+{
+    uct_srqud_md_t *md = arg;
+    struct ibv_async_event event;
+    uct_srqud_iface_t *iface;
+
+    while (ibv_get_async_event(md->ctx, &event) == 0) {
+        ++md->stats.async_events;
+        switch (event.event_type) {
+        case IBV_EVENT_SRQ_LIMIT_REACHED:
+        case IBV_EVENT_SRQ_ERR:
+            ucs_recursive_spin_lock(&md->iface_lock);
+            ucs_list_for_each(iface, &md->iface_list, md_list) {
+                if (iface->srq == event.element.srq) {
+                    uct_srqud_iface_srq_event(iface, event.event_type);
+                }
+            }
+            ucs_recursive_spin_unlock(&md->iface_lock);
+            break;
+        case IBV_EVENT_PORT_ACTIVE:
+        case IBV_EVENT_PORT_ERR:
+            ucs_debug("%s: port %d: %s", md->name, event.element.port_num,
+                      ibv_event_type_str(event.event_type));
+            break;
+        default:
+            ucs_debug("%s: async event: %s", md->name,
+                      ibv_event_type_str(event.event_type));
+            break;
+        }
+        ibv_ack_async_event(&event);
+    }
+}
+
+
+static void uct_srqud_md_close(uct_md_h uct_md)
+{
+    uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
+
+    ucs_assertv(ucs_list_is_empty(&md->iface_list),
+                "%s: closing md with open interfaces", md->name);
+
+    if (md->async_fd_registered) {
+        ucs_async_remove_handler(md->ctx->async_fd, 1);
+    }
+    if (md->rcache != NULL) {
+        ucs_rcache_destroy(md->rcache);
+    }
+    ibv_dealloc_pd(md->pd);
+    ibv_close_device(md->ctx);
+    ucs_recursive_spinlock_destroy(&md->iface_lock);
+    ucs_free(md);
+}
+
+
+static uct_md_ops_t uct_srqud_md_ops = {
+    .close                  = uct_srqud_md_close,
+    .query                  = uct_srqud_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_srqud_md_mem_reg,
+    .mem_dereg              = uct_srqud_md_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_srqud_md_mkey_pack,
+    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)ucs_empty_function_return_zero_int,
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)ucs_empty_function_return_unsupported
+};
+
+
+static ucs_status_t
+uct_srqud_md_rcache_init(uct_srqud_md_t *md, const uct_srqud_md_config_t *config)
+{
+    ucs_rcache_params_t params;
+    ucs_status_t status;
+
+    if (config->rcache_enable == UCS_NO) {
+        return UCS_OK;
+    }
+
+    uct_md_set_rcache_params(&params, &config->rcache);
+    params.region_struct_size = sizeof(uct_srqud_mem_t);
+    params.max_alignment      = ucs_get_page_size();
+    params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
+    params.context            = md;
+    params.ops                = &uct_srqud_rcache_ops;
+
+    status = ucs_rcache_create(&params, md->name, NULL, &md->rcache);
+    if (status == UCS_OK) {
+        return UCS_OK;
+    }
+
+    md->rcache = NULL;
+    if (config->rcache_enable == UCS_YES) {
+        ucs_error("%s: failed to create the registration cache (UCX_SRQUD_RCACHE=yes): %s",
+                  md->name, ucs_status_string(status));
+        return status;
+    }
+
+    ucs_debug("%s: registration cache unavailable (%s), registering directly",
+              md->name, ucs_status_string(status));
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_srqud_md_open(uct_component_t *component, const char *md_name,
+                  const uct_md_config_t *uct_config, uct_md_h *md_p)
+{
+    const uct_srqud_md_config_t *config = ucs_derived_of(uct_config,
+                                                         uct_srqud_md_config_t);
+    struct ibv_device **dev_list, *dev = NULL;
+    uct_srqud_md_t *md;
+    ucs_status_t status;
+    int i, num_devices, flags;
+
+    dev_list = ibv_get_device_list(&num_devices);
+    if (dev_list == NULL) {
+        ucs_debug("srqud: no verbs devices: %m");
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    for (i = 0; i < num_devices; ++i) {
+        if (!strcmp(ibv_get_device_name(dev_list[i]), md_name)) {
+            dev = dev_list[i];
+            break;
+        }
+    }
+
+    if (dev == NULL) {
+        ucs_debug("srqud: device %s not found", md_name);
+        status = UCS_ERR_NO_DEVICE;
+        goto out_free_list;
+    }
+
+    md = ucs_calloc(1, sizeof(*md), "srqud_md");
+    if (md == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out_free_list;
+    }
+
+    md->super.ops       = &uct_srqud_md_ops;
+    md->super.component = &uct_srqud_component;
+    ucs_strncpy_zero(md->name, md_name, sizeof(md->name));
+    ucs_list_head_init(&md->iface_list);
+    ucs_recursive_spinlock_init(&md->iface_lock, 0);
+
+    md->ctx = ibv_open_device(dev);
+    if (md->ctx == NULL) {
+        ucs_error("srqud: ibv_open_device(%s) failed: %m", md_name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_free_md;
+    }
+
+    if (ibv_query_device(md->ctx, &md->dev_attr) != 0) {
+        ucs_error("%s: ibv_query_device() failed: %m", md_name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_close;
+    }
+
+    md->pd = ibv_alloc_pd(md->ctx);
+    if (md->pd == NULL) {
+        ucs_error("%s: ibv_alloc_pd() failed: %m", md_name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_close;
+    }
+
+    status = uct_srqud_md_rcache_init(md, config);
+    if (status != UCS_OK) {
+        goto err_dealloc_pd;
+    }
+
+    /* Watch the device's async events ourselves: the SRQ limit event is the
+     * heart of srqud's receive-side flow control. */
+    flags = fcntl(md->ctx->async_fd, F_GETFL);
+    if ((flags < 0) ||
+        (fcntl(md->ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
+        ucs_error("%s: failed to make the async fd non-blocking: %m", md_name);
+        status = UCS_ERR_IO_ERROR;
+        goto err_rcache;
+    }
+
+    status = ucs_async_set_event_handler(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                         md->ctx->async_fd,
+                                         UCS_EVENT_SET_EVREAD,
+                                         uct_srqud_md_async_event_cb, md,
+                                         NULL);
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to watch verbs async events: %s", md_name,
+                  ucs_status_string(status));
+        goto err_rcache;
+    }
+    md->async_fd_registered = 1;
+
+    ucs_debug("%s: srqud md opened, rcache %s", md_name,
+              (md->rcache != NULL) ? "on" : "off");
+    *md_p  = &md->super;
+    status = UCS_OK;
+    goto out_free_list;
+
+err_rcache:
+    if (md->rcache != NULL) {
+        ucs_rcache_destroy(md->rcache);
+    }
+err_dealloc_pd:
+    ibv_dealloc_pd(md->pd);
+err_close:
+    ibv_close_device(md->ctx);
+err_free_md:
+    ucs_recursive_spinlock_destroy(&md->iface_lock);
+    ucs_free(md);
+out_free_list:
+    ibv_free_device_list(dev_list);
+    return status;
+}
+
+
+static ucs_status_t
+uct_srqud_query_md_resources(uct_component_t *component,
+                             uct_md_resource_desc_t **resources_p,
+                             unsigned *num_resources_p)
+{
+    uct_md_resource_desc_t *resources;
+    struct ibv_device **dev_list;
+    int i, num_devices;
+
+    *resources_p     = NULL;
+    *num_resources_p = 0;
+
+    dev_list = ibv_get_device_list(&num_devices);
+    if ((dev_list == NULL) || (num_devices == 0)) {
+        ucs_debug("srqud: no verbs devices found");
+        if (dev_list != NULL) {
+            ibv_free_device_list(dev_list);
+        }
+        return UCS_OK;
+    }
+
+    resources = ucs_calloc(num_devices, sizeof(*resources), "srqud_md_rsc");
+    if (resources == NULL) {
+        ibv_free_device_list(dev_list);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (i = 0; i < num_devices; ++i) {
+        ucs_strncpy_zero(resources[i].md_name, ibv_get_device_name(dev_list[i]),
+                         sizeof(resources[i].md_name));
+    }
+
+    ibv_free_device_list(dev_list);
+    *resources_p     = resources;
+    *num_resources_p = num_devices;
+    return UCS_OK;
+}
+
+
+uct_component_t uct_srqud_component = {
+    .query_md_resources = uct_srqud_query_md_resources,
+    .md_open            = uct_srqud_md_open,
+    .cm_open            = (uct_component_cm_open_func_t)ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_srqud_rkey_unpack,
+    .rkey_ptr           = (uct_component_rkey_ptr_func_t)ucs_empty_function_return_unsupported,
+    .rkey_release       = (uct_component_rkey_release_func_t)ucs_empty_function_return_success,
+    .name               = UCT_SRQUD_TL_NAME,
+    .md_config          = {
+        .name           = "srqud memory domain",
+        .prefix         = UCT_SRQUD_CONFIG_PREFIX,
+        .table          = uct_srqud_md_config_table,
+        .size           = sizeof(uct_srqud_md_config_t),
+    },
+    .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(&uct_srqud_component),
+    .flags              = 0,
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+};
