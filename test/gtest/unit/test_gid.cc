@@ -1,0 +1,77 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * GID selection on RoCE ports (host-side, no device needed).
+ */
+
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <uct/ib/srqud/srqud_gid.h>
+}
+
+#include <arpa/inet.h>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+uct_srqud_gid_entry_t gid(const char *ipv6, uct_srqud_gid_type_t type)
+{
+    uct_srqud_gid_entry_t e;
+    memset(&e, 0, sizeof(e));
+    if (ipv6 != NULL) {
+        EXPECT_EQ(1, inet_pton(AF_INET6, ipv6, e.raw)) << ipv6;
+    }
+    e.type = type;
+    return e;
+}
+
+const uct_srqud_gid_type_t V1 = UCT_SRQUD_GID_TYPE_IB;
+const uct_srqud_gid_type_t V2 = UCT_SRQUD_GID_TYPE_ROCE_V2;
+
+} // namespace
+
+TEST(srqud_gid, empty_table_has_no_choice)
+{
+    EXPECT_EQ(-1, uct_srqud_gid_select(NULL, 0));
+    std::vector<uct_srqud_gid_entry_t> t = {gid(NULL, V1), gid(NULL, V2)};
+    EXPECT_EQ(-1, uct_srqud_gid_select(t.data(), t.size()));
+}
+
+/* The table rxe builds over "lo": link-local GIDs from the (zero) MAC first,
+ * then ::1. Index 0 is what UCX's ib transports use by default, and it does
+ * not work there. */
+TEST(srqud_gid, soft_roce_over_lo_picks_loopback)
+{
+    std::vector<uct_srqud_gid_entry_t> t = {
+        gid("fe80::200:ff:fe00:0", V1), gid("fe80::200:ff:fe00:0", V2),
+        gid("::1", V1), gid("::1", V2)};
+    EXPECT_EQ(3, uct_srqud_gid_select(t.data(), t.size()));
+}
+
+TEST(srqud_gid, prefers_v2_over_address_class)
+{
+    std::vector<uct_srqud_gid_entry_t> t = {
+        gid("::ffff:10.0.0.1", V1), gid("fe80::1", V2)};
+    EXPECT_EQ(1, uct_srqud_gid_select(t.data(), t.size()));
+}
+
+TEST(srqud_gid, prefers_ipv4_mapped_then_global_then_link_local)
+{
+    std::vector<uct_srqud_gid_entry_t> t = {
+        gid("fe80::1", V2), gid("2001:db8::1", V2), gid("::ffff:192.0.2.7", V2)};
+    EXPECT_EQ(2, uct_srqud_gid_select(t.data(), t.size()));
+    t.pop_back();
+    EXPECT_EQ(1, uct_srqud_gid_select(t.data(), t.size()));
+    t.pop_back();
+    EXPECT_EQ(0, uct_srqud_gid_select(t.data(), t.size()));
+}
+
+TEST(srqud_gid, ties_go_to_lowest_index_and_zero_entries_are_skipped)
+{
+    std::vector<uct_srqud_gid_entry_t> t = {
+        gid(NULL, V2), gid("::ffff:192.0.2.7", V2), gid("::ffff:192.0.2.8", V2)};
+    EXPECT_EQ(1, uct_srqud_gid_select(t.data(), t.size()));
+    EXPECT_LT(uct_srqud_gid_score(&t[0]), 0);
+}

@@ -1,0 +1,253 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#include "srqud_fixture.h"
+
+#include <ucs/async/async_fwd.h>
+#include <ucs/type/thread_mode.h>
+
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
+                                      ucs_async_context_t **async_p);
+void ucs_async_context_destroy(ucs_async_context_t *async);
+}
+
+namespace srqud_test {
+
+std::string test_device()
+{
+    const char *dev = getenv("SRQUD_TEST_DEVICE");
+    return (dev != NULL) ? dev : "rxe0:1";
+}
+
+
+uint64_t checksum(const void *buf, size_t len, uint64_t seed)
+{
+    const uint8_t *p = static_cast<const uint8_t*>(buf);
+    uint64_t h       = seed;
+
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+
+void fill_pattern(void *buf, size_t len, uint64_t seq)
+{
+    uint8_t *p = static_cast<uint8_t*>(buf);
+    uint64_t x = seq * 0x9e3779b97f4a7c15ull + 1;
+
+    for (size_t i = 0; i < len; ++i) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        p[i] = static_cast<uint8_t>(x);
+    }
+}
+
+
+bool check_pattern(const void *buf, size_t len, uint64_t seq)
+{
+    std::vector<uint8_t> expected(len);
+    fill_pattern(expected.data(), len, seq);
+    return (len == 0) || !memcmp(buf, expected.data(), len);
+}
+
+
+env_guard::env_guard(const char *name, const char *value) : m_name(name)
+{
+    const char *old = getenv(name);
+    m_had_value     = (old != NULL);
+    if (m_had_value) {
+        m_old = old;
+    }
+    setenv(name, value, 1);
+}
+
+
+env_guard::~env_guard()
+{
+    if (m_had_value) {
+        setenv(m_name.c_str(), m_old.c_str(), 1);
+    } else {
+        unsetenv(m_name.c_str());
+    }
+}
+
+
+uct_ctx::uct_ctx()
+{
+}
+
+
+uct_ctx::~uct_ctx()
+{
+    if (md != nullptr) {
+        uct_md_close(md);
+    }
+    if (worker != nullptr) {
+        uct_worker_destroy(worker);
+    }
+    if (async != nullptr) {
+        ucs_async_context_destroy(async);
+    }
+}
+
+
+ucs_status_t uct_ctx::init()
+{
+    uct_component_h *components;
+    unsigned num_components;
+    ucs_status_t status;
+    std::string want = test_device();
+
+    dev_name = want;
+    md_name  = want.substr(0, want.find(':'));
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_query_components(&components, &num_components);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    for (unsigned i = 0; i < num_components; ++i) {
+        uct_component_attr_t attr;
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+        if ((uct_component_query(components[i], &attr) == UCS_OK) &&
+            !strcmp(attr.name, "srqud")) {
+            component = components[i];
+        }
+    }
+    uct_release_component_list(components);
+
+    if (component == nullptr) {
+        ADD_FAILURE() << "the srqud UCT component is not loaded";
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    uct_md_config_t *md_config;
+    status = uct_md_config_read(component, NULL, NULL, &md_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_md_open(component, md_name.c_str(), md_config, &md);
+    uct_config_release(md_config);
+    return status;
+}
+
+
+iface::iface(uct_ctx &c) : ctx(c)
+{
+    memset(&attr, 0, sizeof(attr));
+}
+
+
+iface::~iface()
+{
+    if (handle != nullptr) {
+        uct_iface_close(handle);
+    }
+}
+
+
+ucs_status_t iface::open(size_t rx_headroom)
+{
+    uct_iface_config_t *config;
+    uct_iface_params_t params;
+    ucs_status_t status;
+
+    status = uct_md_iface_config_read(ctx.md, "srqud", NULL, NULL, &config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_STATS_ROOT |
+                                  UCT_IFACE_PARAM_FIELD_CPU_MASK;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "srqud";
+    params.mode.device.dev_name = ctx.dev_name.c_str();
+    params.rx_headroom          = rx_headroom;
+    params.stats_root           = NULL;
+    UCS_CPU_ZERO(&params.cpu_mask);
+
+    status = uct_iface_open(ctx.md, ctx.worker, &params, config, &handle);
+    uct_config_release(config);
+    if (status != UCS_OK) {
+        handle = nullptr;
+        return status;
+    }
+
+    status = uct_iface_query(handle, &attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    dev_addr.resize(attr.device_addr_len);
+    iface_addr.resize(attr.iface_addr_len);
+    status = uct_iface_get_device_address(handle,
+                                          (uct_device_addr_t*)dev_addr.data());
+    if (status != UCS_OK) {
+        return status;
+    }
+    status = uct_iface_get_address(handle, (uct_iface_addr_t*)iface_addr.data());
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    uct_iface_progress_enable(handle, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    return UCS_OK;
+}
+
+
+ucs_status_t iface::connect(const std::vector<uint8_t> &peer_dev_addr,
+                            const std::vector<uint8_t> &peer_iface_addr,
+                            uct_ep_h *ep_p) const
+{
+    uct_ep_params_t params;
+
+    if (!uct_iface_is_reachable(handle,
+                                (const uct_device_addr_t*)peer_dev_addr.data(),
+                                (const uct_iface_addr_t*)peer_iface_addr.data())) {
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                        UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = handle;
+    params.dev_addr   = (const uct_device_addr_t*)peer_dev_addr.data();
+    params.iface_addr = (const uct_iface_addr_t*)peer_iface_addr.data();
+    return uct_ep_create(&params, ep_p);
+}
+
+
+ucs_status_t iface::connect(const iface &peer, uct_ep_h *ep_p) const
+{
+    return connect(peer.dev_addr, peer.iface_addr, ep_p);
+}
+
+
+unsigned iface::progress()
+{
+    return uct_worker_progress(ctx.worker);
+}
+
+} // namespace srqud_test

@@ -1,0 +1,91 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Helpers for the device tests: open srqud interfaces on a real verbs
+ * device (Soft-RoCE in the test VM) through UCT's public API, exactly as UCP
+ * does. Nothing here is mocked.
+ */
+
+#ifndef SRQUD_TEST_FIXTURE_H_
+#define SRQUD_TEST_FIXTURE_H_
+
+#include <gtest/gtest.h>
+
+#include <uct/api/uct.h>
+#include <ucs/async/async_fwd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace srqud_test {
+
+#define ASSERT_UCS_OK(_expr) \
+    do { \
+        ucs_status_t _s = (_expr); \
+        ASSERT_EQ(UCS_OK, _s) << #_expr << ": " << ucs_status_string(_s); \
+    } while (0)
+
+/* The device tests must run on a machine with a verbs device; a missing
+ * device is a failure, never a skip. SRQUD_TEST_DEVICE overrides. */
+std::string test_device();
+
+/* FNV-1a over a buffer, used to verify payloads end to end */
+uint64_t checksum(const void *buf, size_t len, uint64_t seed = 1469598103934665603ull);
+
+/* Deterministic payload for message number @a seq */
+void fill_pattern(void *buf, size_t len, uint64_t seq);
+bool check_pattern(const void *buf, size_t len, uint64_t seq);
+
+
+class env_guard {
+public:
+    env_guard(const char *name, const char *value);
+    ~env_guard();
+private:
+    std::string m_name;
+    bool        m_had_value;
+    std::string m_old;
+};
+
+
+/* A UCT context: async context, worker, srqud component and md */
+class uct_ctx {
+public:
+    uct_ctx();
+    ~uct_ctx();
+
+    ucs_status_t init();   /* finds srqud and opens the md of test_device() */
+
+    uct_component_h   component = nullptr;
+    uct_md_h          md        = nullptr;
+    uct_worker_h      worker    = nullptr;
+    ucs_async_context_t *async  = nullptr;
+    std::string       md_name;
+    std::string       dev_name;   /* e.g. rxe0:1 */
+};
+
+
+/* One srqud interface with its addresses */
+class iface {
+public:
+    explicit iface(uct_ctx &ctx);
+    ~iface();
+
+    ucs_status_t open(size_t rx_headroom = 0);
+    ucs_status_t connect(const iface &peer, uct_ep_h *ep_p) const;
+    ucs_status_t connect(const std::vector<uint8_t> &dev_addr,
+                         const std::vector<uint8_t> &iface_addr,
+                         uct_ep_h *ep_p) const;
+    unsigned progress();
+
+    uct_ctx              &ctx;
+    uct_iface_h          handle = nullptr;
+    uct_iface_attr_t     attr;
+    std::vector<uint8_t> dev_addr;
+    std::vector<uint8_t> iface_addr;
+};
+
+} // namespace srqud_test
+
+#endif
