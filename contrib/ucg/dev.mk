@@ -14,10 +14,12 @@ CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 CXXFLAGS ?= -O1 -g
 CXXFLAGS += -Wall -std=gnu++14 -I$(TOP)/src $(UCX_CFLAGS)
 
-LIB_SRCS := core/ucg_config.c core/ucg_context.c core/ucg_group.c \
-            core/ucg_coll.c core/ucg_rcache.c sched/ucg_sched.c \
-            allgather/allgather_rdma.c allgather/allgather_p2p.c
-LIB_OBJS := $(addprefix $(B)/obj/,$(LIB_SRCS:.c=.o))
+# same split as src/ucg/Makefile.am
+LOGIC_SRCS := core/ucg_config.c core/ucg_rcache.c sched/ucg_sched.c
+LIB_SRCS   := $(LOGIC_SRCS) core/ucg_context.c core/ucg_group.c \
+              core/ucg_coll.c allgather/allgather_rdma.c allgather/allgather_p2p.c
+LOGIC_OBJS := $(addprefix $(B)/obj/,$(LOGIC_SRCS:.c=.o))
+LIB_OBJS   := $(addprefix $(B)/obj/,$(LIB_SRCS:.c=.o))
 HDRS     := $(wildcard $(TOP)/src/ucg/*/*.h)
 
 all: $(B)/libsrqud_ucg.so $(B)/sucg_unit $(B)/sucg_launch
@@ -30,9 +32,9 @@ $(B)/libsrqud_ucg.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libsrqud_ucg.so -o $@ $^ $(UCX_LIBS)
 
 UNIT_SRCS := $(wildcard $(TOP)/test/ucg/unit/*.cc)
-# the unit tests link the pure objects (static functions are not needed)
-$(B)/sucg_unit: $(UNIT_SRCS) $(LIB_OBJS)
-	$(CXX) $(CXXFLAGS) -o $@ $(UNIT_SRCS) $(LIB_OBJS) $(UCX_LIBS) -lgtest_main -lgtest -lpthread
+# the unit tests link the pure objects only (no UCP calls)
+$(B)/sucg_unit: $(UNIT_SRCS) $(LOGIC_OBJS)
+	$(CXX) $(CXXFLAGS) -o $@ $(UNIT_SRCS) $(LOGIC_OBJS) $(UCX_LIBS) -lgtest_main -lgtest -lpthread
 
 $(B)/sucg_launch: $(TOP)/test/ucg/integration/sucg_launch.c $(B)/libsrqud_ucg.so
 	$(CC) $(filter-out -fvisibility=hidden,$(CFLAGS)) -o $@ $< -L$(B) -lsrqud_ucg -Wl,-rpath,$(B) $(UCX_LIBS)

@@ -8,7 +8,7 @@
 #   QUICK=0 for the full size list (slower; default: quick subset)
 #
 set -u
-LAUNCH=${1:-$(dirname "$0")/../../../build/ucg-dev/sucg_launch}
+LAUNCH=${1:-${SUCG_LAUNCH:-$(dirname "$0")/../../../build/ucg-dev/sucg_launch}}
 export UCX_NET_DEVICES=lo
 export UCX_WARN_UNUSED_ENV_VARS=n
 Q=-q
