@@ -7,6 +7,8 @@
  *   sucg_launch -n NRANKS [-m MAX_TOTAL_BYTES] [-t TIMEOUT_S] [-a ALGO]...
  *               [-C RANK]   deliberately corrupt one received byte on RANK
  *                           (self-test of the checker: must exit non-zero)
+ *               [-B ITERS]  benchmark instead: average latency per algorithm
+ *                           and size (persistent collective, same buffers)
  *
  * Exits 0 only if every rank verified every collective.
  */
@@ -284,6 +286,75 @@ static void run_case(sucg_context_h ctx, sucg_group_h group,
     *iter += 3;
 }
 
+/* Average latency of one persistent allgather, max over ranks */
+static void bench(sucg_group_h group, sucg_allgather_algo_t *algos, int nalgos,
+                  int iters, size_t max_total)
+{
+    static const size_t counts[] = { 8, 64, 512, 4096, 16384, 65536, 262144,
+                                     1048576 };
+    double *lat = (double*)sh->slots;   /* per rank, in the OOB area */
+    sucg_coll_params_t p;
+    sucg_coll_h coll;
+    uint8_t *sbuf, *rbuf;
+    size_t ci, m;
+    double t0 = 0, worst;
+    int a, i, r, warm = 5;
+
+    if (my_rank == 0) {
+        printf("%10s", "bytes");
+        for (a = 0; a < nalgos; ++a) {
+            printf(" %18s", algo_name(algos[a]));
+        }
+        printf("   (usec, max over %d ranks)\n", nranks);
+    }
+    for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ++ci) {
+        m = counts[ci];
+        if (m * nranks > max_total) {
+            break;
+        }
+        if (my_rank == 0) {
+            printf("%10zu", m);
+        }
+        for (a = 0; a < nalgos; ++a) {
+            sbuf = alloc_buf(m);
+            rbuf = alloc_buf(m * nranks);
+            p = (sucg_coll_params_t){ .type = SUCG_COLL_ALLGATHER,
+                                      .sbuf = sbuf, .rbuf = rbuf, .count = m,
+                                      .flags = SUCG_COLL_FLAG_PERSISTENT,
+                                      .algo = algos[a] };
+            check(sucg_coll_init(group, &p, &coll), "sucg_coll_init");
+            fill(sbuf, my_rank, 1, m);
+            barrier();
+            for (i = 0; i < warm + iters; ++i) {
+                if (i == warm) {
+                    t0 = now();
+                }
+                check(sucg_coll_start(coll), "sucg_coll_start");
+                check(coll_wait(coll), "sucg_coll_wait");
+            }
+            lat[my_rank] = (now() - t0) / iters * 1e6;
+            verify("bench", rbuf, m, 1);
+            barrier();
+            for (worst = 0, r = 0; r < nranks; ++r) {
+                worst = lat[r] > worst ? lat[r] : worst;
+            }
+            barrier();
+            if (my_rank == 0) {
+                printf(" %18.1f", worst);
+                fflush(stdout);
+            }
+            sucg_coll_free(coll);
+            free(rbuf);
+            free(sbuf);
+        }
+        if (my_rank == 0) {
+            printf("\n");
+        }
+    }
+}
+
+static int bench_iters;
+
 static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
                      int nalgos, int quick)
 {
@@ -323,7 +394,7 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     check(sucg_group_create(ctx, &gp, &group), "sucg_group_create");
 
     t0 = now();
-    for (a = 0; a < nalgos; ++a) {
+    for (a = 0; (a < nalgos) && !bench_iters; ++a) {
         for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ++ci) {
             m = counts[ci];
             if (m * nranks > max_total) {
@@ -344,6 +415,9 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
         }
     }
 
+    if (bench_iters) {
+        bench(group, algos, nalgos, bench_iters, max_total);
+    }
     sucg_stats_get(ctx, &st);
     barrier();   /* nobody still writes into our group buffer */
     sucg_group_destroy(group);
@@ -382,7 +456,8 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
 static void usage(void)
 {
     fprintf(stderr, "usage: sucg_launch -n NRANKS [-m MAX_TOTAL] [-t TIMEOUT] "
-            "[-a auto|recursive_doubling|ring|p2p_rd|p2p_ring]... [-q] [-C RANK]\n");
+            "[-a auto|recursive_doubling|ring|p2p_rd|p2p_ring]... [-q] [-C RANK] "
+            "[-B ITERS]\n");
     exit(2);
 }
 
@@ -395,13 +470,14 @@ int main(int argc, char **argv)
     double t0;
 
     nranks = 0;
-    while ((opt = getopt(argc, argv, "n:m:t:a:qC:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:m:t:a:qC:B:")) != -1) {
         switch (opt) {
         case 'n': nranks = atoi(optarg); break;
         case 'm': max_total = strtoull(optarg, NULL, 0); break;
         case 't': timeout = atoi(optarg); break;
         case 'q': quick = 1; break;
         case 'C': corrupt_rank = atoi(optarg); break;
+        case 'B': bench_iters = atoi(optarg); break;
         case 'a':
             for (r = 0; r < SUCG_ALLGATHER_LAST; ++r) {
                 if (!strcmp(optarg, sucg_allgather_algo_name(r))) {
@@ -420,7 +496,12 @@ int main(int argc, char **argv)
     if ((nranks < 1) || (nranks > MAX_RANKS)) {
         usage();
     }
-    if (nalgos == 0) {
+    if ((nalgos == 0) && bench_iters) {
+        algos[nalgos++] = SUCG_ALLGATHER_RECURSIVE_DOUBLING;
+        algos[nalgos++] = SUCG_ALLGATHER_P2P_RD;
+        algos[nalgos++] = SUCG_ALLGATHER_RING;
+        algos[nalgos++] = SUCG_ALLGATHER_P2P_RING;
+    } else if (nalgos == 0) {
         algos[nalgos++] = SUCG_ALLGATHER_RECURSIVE_DOUBLING;
         algos[nalgos++] = SUCG_ALLGATHER_RING;
         algos[nalgos++] = SUCG_ALLGATHER_P2P_RD;
