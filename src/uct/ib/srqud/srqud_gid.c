@@ -23,6 +23,13 @@ static int uct_srqud_gid_is_v4_mapped(const uint8_t *raw)
 }
 
 
+/* ::ffff:127.x.y.z */
+static int uct_srqud_gid_is_v4_loopback(const uint8_t *raw)
+{
+    return uct_srqud_gid_is_v4_mapped(raw) && (raw[12] == 127);
+}
+
+
 static int uct_srqud_gid_is_link_local(const uint8_t *raw)
 {
     return (raw[0] == 0xfe) && ((raw[1] & 0xc0) == 0x80);
@@ -37,10 +44,15 @@ int uct_srqud_gid_score(const uct_srqud_gid_entry_t *entry)
         return -1;
     }
 
-    if (uct_srqud_gid_is_v4_mapped(entry->raw)) {
-        score = 3;
-    } else if (!uct_srqud_gid_is_link_local(entry->raw)) {
+    /* Measured on rxe over lo (GIDs fe80::..., ::ffff:127.0.0.1, ::1, all
+     * v2): only ::1 carries traffic; UD sends from the IPv4 loopback GID
+     * never arrive. So an IPv4 loopback GID ranks below IPv6 ones. */
+    if (uct_srqud_gid_is_v4_loopback(entry->raw)) {
         score = 2;
+    } else if (uct_srqud_gid_is_v4_mapped(entry->raw)) {
+        score = 4;
+    } else if (!uct_srqud_gid_is_link_local(entry->raw)) {
+        score = 3;
     } else {
         score = 1;
     }

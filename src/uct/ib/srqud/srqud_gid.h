@@ -8,7 +8,8 @@
  * link-local fe80:: address that lo does not have, so traffic goes nowhere.
  * srqud picks, in order of preference: RoCE v2 over v1, then an
  * IPv4-mapped address, then any other non-link-local address (::1 on lo),
- * then link-local; ties go to the lowest index. On InfiniBand ports the GID
+ * then the IPv4 loopback (which does not carry UD traffic on rxe), then
+ * link-local; ties go to the lowest index. On InfiniBand ports the GID
  * is only used for global routing, and index 0 is the port GID.
  */
 

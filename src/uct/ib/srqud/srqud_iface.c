@@ -920,7 +920,19 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
                                             params->stats_root : NULL)
                               UCS_STATS_ARG(params->mode.device.dev_name));
 
-    self->md = md;
+    /* UCS classes are not zeroed on allocation */
+    self->md               = md;
+    self->rx.posted        = 0;
+    self->rx.stash_count   = 0;
+    self->tx.available     = 0;
+    self->tx.sn            = 0;
+    self->tx.comp_sn       = 0;
+    self->tx.stash_count   = 0;
+    self->comp_channel     = NULL;
+    self->send_cq          = NULL;
+    self->recv_cq          = NULL;
+    self->srq              = NULL;
+    self->qp               = NULL;
     ucs_list_head_init(&self->md_list);
     ucs_queue_head_init(&self->tx.outstanding);
     ucs_queue_head_init(&self->tx.flushes);

@@ -1,0 +1,93 @@
+#!/bin/bash
+#
+# Run every test of srqud on a fresh Debian 12 machine (root, no RDMA
+# hardware): installs what it needs (apt), builds, runs the host unit tests,
+# then boots the Soft-RoCE VM and runs the device tests with UCX's module
+# loading (route a) and with LD_PRELOAD on the stock UCX (route b).
+#
+# Exit status is non-zero if anything failed; a test that could not run
+# counts as failed. The last line is "tests: N passed, M failed".
+#
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+cd "$ROOT"
+
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+count_results() {   # reads "RESULT name PASS|FAIL" lines
+    local line name status
+    while read -r line; do
+        case "$line" in
+        RESULT\ *)
+            name=$(echo "$line" | awk '{print $2}')
+            status=$(echo "$line" | awk '{print $3}')
+            if [ "$status" = PASS ]; then
+                PASSED=$((PASSED + 1))
+            else
+                FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
+            fi
+            ;;
+        esac
+    done
+}
+
+step() {            # step NAME CMD... : one result for the whole command
+    local name=$1; shift
+    echo "== $name"
+    if "$@"; then
+        echo "RESULT $name PASS"
+        PASSED=$((PASSED + 1))
+    else
+        echo "RESULT $name FAIL"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
+    fi
+}
+
+finish() {
+    echo
+    [ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
+    echo "tests: $PASSED passed, $FAILED failed"
+    [ $FAILED = 0 ] && [ $PASSED -gt 0 ]
+    exit $?
+}
+
+step build "$ROOT/contrib/build.sh" || finish
+
+# Host unit tests (googletest), through automake's test driver
+unit_tests() {
+    make -C "$SRQUD_BUILD/obj" check > "$SRQUD_BUILD/unit.out" 2>&1
+    local rc=$?
+    cat "$SRQUD_BUILD/obj/test/gtest/srqud_unit.log" 2>/dev/null | grep -E "^\[  (PASSED|FAILED)|tests ran" || true
+    return $rc
+}
+step host_unit_tests unit_tests
+
+if [ -x "$ROOT/contrib/build-ucx-gtest.sh" ]; then
+    step build_ucx_uct_gtest "$ROOT/contrib/build-ucx-gtest.sh"
+fi
+
+# Device tests in the VM: one boot per route
+run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
+    local out
+    out=$(mktemp)
+    "$ROOT/contrib/softroce/vm-run" --timeout 2400 "$@" 2>&1 | tee "$out"
+    local rc=${PIPESTATUS[0]}
+    count_results < "$out"
+    if ! grep -q "^RESULT " "$out"; then
+        # the VM did not run the tests at all: that is a failure
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$*")
+    fi
+    rm -f "$out"
+    return $rc
+}
+
+echo "== device tests, route a (UCX dlopens libuct_srqud)"
+run_vm -- "$ROOT/contrib/vm-tests.sh"
+echo "== device tests, route b (stock UCX + LD_PRELOAD)"
+run_vm --stock -- "$ROOT/contrib/vm-tests.sh" --stock
+
+finish

@@ -1,0 +1,81 @@
+#!/bin/bash
+#
+# Device tests, run INSIDE the Soft-RoCE VM by contrib/test.sh:
+#   contrib/softroce/vm-run -- contrib/vm-tests.sh            (route a)
+#   contrib/softroce/vm-run --stock -- contrib/vm-tests.sh --stock (route b)
+# Prints one "RESULT <name> PASS|FAIL" line per check; exits non-zero if any
+# check failed.
+#
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+ROUTE=a
+[ "${1:-}" = "--stock" ] && ROUTE=b
+PRELOAD=$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so
+LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE
+mkdir -p "$LOGDIR"
+FAILED=0
+
+result() {   # result NAME STATUS
+    if [ "$2" = 0 ]; then
+        echo "RESULT $1 PASS"
+    else
+        echo "RESULT $1 FAIL"
+        FAILED=1
+    fi
+}
+
+run() {      # run NAME CMD... : output to the log, tail on failure
+    local name=$1; shift
+    local log=$LOGDIR/$name.log
+    echo "---- $name: $*" > "$log"
+    timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$@" >> "$log" 2>&1
+    local rc=$?
+    result "$name" $rc
+    if [ $rc != 0 ]; then
+        tail -40 "$log" | sed "s/^/    [$name] /"
+    fi
+    return $rc
+}
+
+# Run a server and a client of ucx_perftest on loopback; exit status is the
+# client's (the server must exit 0 too)
+perftest_pair() {  # perftest_pair ENV... -- ARGS...
+    local envs=() args=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+    args=("$@")
+    local port=$((20000 + RANDOM % 20000))
+    env "${envs[@]}" ucx_perftest -p $port "${args[@]}" &
+    local spid=$!
+    sleep 2
+    env "${envs[@]}" ucx_perftest 127.0.0.1 -p $port "${args[@]}"
+    local crc=$?
+    wait $spid
+    local src=$?
+    [ $crc = 0 ] && [ $src = 0 ]
+}
+
+cd "$ROOT"
+echo "== vm-tests: route $ROUTE on $(uname -r), $(rdma link show 2>/dev/null | head -1)"
+
+if [ $ROUTE = a ]; then
+    # Module loading: UCX dlopens libuct_srqud with no preload
+    run ucx_info_lists_srqud sh -c 'ucx_info -d | tee /dev/stderr | grep -A3 "Transport: srqud" | grep -q "Device: rxe0:1"'
+    run ucx_info_config_srqud sh -c 'ucx_info -c -f | grep -q "^UCX_SRQUD_SRQ_SIZE="'
+    run srqud_vm_test "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" --gtest_color=no
+    # UCT and UCP perftests over srqud, data checked where the test can
+    run perftest_uct_am_lat perftest_pair -- -t am_lat -x srqud -d rxe0:1 -n 2000 -s 64
+    run perftest_uct_am_bw  perftest_pair -- -t am_bw -x srqud -d rxe0:1 -n 2000 -s 1024
+    run perftest_ucp_tag_lat perftest_pair UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
+    if [ -x "${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}" ] && [ -f "$ROOT/contrib/ucx-gtest/srqud.filter" ]; then
+        run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"
+    fi
+else
+    # Stock Debian UCX, module preloaded
+    run stock_ucx_info_lists_srqud sh -c "LD_PRELOAD=$PRELOAD ucx_info -d | grep -A3 'Transport: srqud' | grep -q 'Device: rxe0:1'"
+    run stock_ucx_info_without_preload_has_no_srqud sh -c '! ucx_info -d | grep -q "Transport: srqud"'
+    run stock_srqud_vm_test env LD_PRELOAD=$PRELOAD "$SRQUD_BUILD/stock/test/gtest/srqud_vm_test" --gtest_color=no
+    run stock_perftest_ucp_tag_lat perftest_pair LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
+fi
+
+exit $FAILED
