@@ -38,22 +38,7 @@ run() {      # run NAME CMD... : output to the log, tail on failure
     return $rc
 }
 
-# Run a server and a client of ucx_perftest on loopback; exit status is the
-# client's (the server must exit 0 too)
-perftest_pair() {  # perftest_pair ENV... -- ARGS...
-    local envs=() args=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
-    args=("$@")
-    local port=$((20000 + RANDOM % 20000))
-    env "${envs[@]}" ucx_perftest -p $port "${args[@]}" &
-    local spid=$!
-    sleep 2
-    env "${envs[@]}" ucx_perftest 127.0.0.1 -p $port "${args[@]}"
-    local crc=$?
-    wait $spid
-    local src=$?
-    [ $crc = 0 ] && [ $src = 0 ]
-}
+PAIR=$ROOT/contrib/bench/perftest-pair.sh
 
 cd "$ROOT"
 echo "== vm-tests: route $ROUTE on $(uname -r), $(rdma link show 2>/dev/null | head -1)"
@@ -64,9 +49,10 @@ if [ $ROUTE = a ]; then
     run ucx_info_config_srqud sh -c 'ucx_info -c -f | grep -q "^UCX_SRQUD_SRQ_SIZE="'
     run srqud_vm_test "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" --gtest_color=no
     # UCT and UCP perftests over srqud, data checked where the test can
-    run perftest_uct_am_lat perftest_pair -- -t am_lat -x srqud -d rxe0:1 -n 2000 -s 64
-    run perftest_uct_am_bw  perftest_pair -- -t am_bw -x srqud -d rxe0:1 -n 2000 -s 1024
-    run perftest_ucp_tag_lat perftest_pair UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
+    run perftest_uct_am_lat "$PAIR" -- -t am_lat -x srqud -d rxe0:1 -n 2000 -s 64
+    run perftest_uct_am_bw_bcopy "$PAIR" -- -t am_bw -x srqud -d rxe0:1 -n 2000 -s 1024 -D bcopy
+    run perftest_ucp_tag_lat "$PAIR" UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
+    run perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 500 -s 16384
     if [ -x "${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}" ] && [ -f "$ROOT/contrib/ucx-gtest/srqud.filter" ]; then
         run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"
     fi
@@ -75,7 +61,7 @@ else
     run stock_ucx_info_lists_srqud sh -c "LD_PRELOAD=$PRELOAD ucx_info -d | grep -A3 'Transport: srqud' | grep -q 'Device: rxe0:1'"
     run stock_ucx_info_without_preload_has_no_srqud sh -c '! ucx_info -d | grep -q "Transport: srqud"'
     run stock_srqud_vm_test env LD_PRELOAD=$PRELOAD "$SRQUD_BUILD/stock/test/gtest/srqud_vm_test" --gtest_color=no
-    run stock_perftest_ucp_tag_lat perftest_pair LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
+    run stock_perftest_ucp_tag_lat "$PAIR" LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
 fi
 
 exit $FAILED

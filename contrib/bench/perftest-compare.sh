@@ -34,6 +34,7 @@ perftest() {
     envs=$(tl_env "$tl")
     if [ "$layer" = uct ]; then
         args="-t $test -x $tl -d rxe0:1 -n $ITER -s $size"
+        [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
         args="-t $test -n $ITER -s $size"
         envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
