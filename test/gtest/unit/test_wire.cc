@@ -33,7 +33,7 @@ TEST(srqud_wire, header_layout_is_fixed)
 {
     /* The header is part of the protocol between processes: its size and
      * offsets must not change by accident */
-    EXPECT_EQ(12u, sizeof(uct_srqud_neth_t));
+    EXPECT_EQ(16u, sizeof(uct_srqud_neth_t));
     EXPECT_EQ(19u, sizeof(uct_srqud_device_addr_t));
     EXPECT_EQ(3u, sizeof(uct_srqud_iface_addr_t));
 }
@@ -64,6 +64,22 @@ TEST(srqud_wire, drops_foreign_or_corrupt_packets)
     uct_srqud_neth_t neth = good_neth(1);
     neth.magic = 0;
     EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_srqud_neth_check(&neth, HDR, 32, &len));
+
+    neth       = good_neth(1);
+    neth.flags |= UCT_SRQUD_PACKET_FLAG_CTL; /* both AM and control */
+    neth.ctl   = UCT_SRQUD_CTL_ACK;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_srqud_neth_check(&neth, HDR, 32, &len));
+
+    neth       = good_neth(1);
+    neth.flags = UCT_SRQUD_PACKET_FLAG_REL; /* neither */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_srqud_neth_check(&neth, HDR, 32, &len));
+
+    neth       = good_neth(1);
+    neth.flags = UCT_SRQUD_PACKET_FLAG_CTL; /* unknown opcode */
+    neth.ctl   = 99;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM, uct_srqud_neth_check(&neth, HDR, 32, &len));
+    neth.ctl   = UCT_SRQUD_CTL_NACK;
+    EXPECT_EQ(UCS_OK, uct_srqud_neth_check(&neth, HDR, 32, &len));
 
     neth       = good_neth(1);
     neth.flags = 0x80; /* unknown flag */

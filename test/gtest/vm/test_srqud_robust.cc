@@ -234,12 +234,42 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     raw.send(pkt, 100);
     /* 5. zero-length packet */
     raw.send(pkt, 0);
-    /* 6. finally a valid one: it must be the only one delivered */
+    /* 6. a well-formed data packet from an unknown sender that never sent
+     *    a connection request: dropped */
     uint64_t seq = 77;
-    memcpy(pkt, &neth, sizeof(neth));
-    memcpy(pkt + sizeof(neth), &seq, sizeof(seq));
-    fill_pattern(pkt + sizeof(neth) + 8, 100, seq);
-    raw.send(pkt, sizeof(neth) + 8 + 100);
+    uct_srqud_neth_t data = neth;
+    data.flags     = UCT_SRQUD_PACKET_FLAG_AM | UCT_SRQUD_PACKET_FLAG_REL;
+    data.src_ep_id = 5;
+    data.psn       = 1;
+    memcpy(pkt, &data, sizeof(data));
+    memcpy(pkt + sizeof(data), &seq, sizeof(seq));
+    fill_pattern(pkt + sizeof(data) + 8, 100, seq);
+    raw.send(pkt, sizeof(data) + 8 + 100);
+
+    for (int i = 0; i < 100000; ++i) {
+        receiver.progress();
+    }
+    EXPECT_EQ(0u, c.count);
+
+    /* 7. the protocol done by hand: CREQ (psn 0), then the data (psn 1)
+     *    twice (the second is a duplicate), then psn 3 (a gap): exactly
+     *    one delivery */
+    uct_srqud_neth_t creq;
+    memset(&creq, 0, sizeof(creq));
+    creq.magic      = UCT_SRQUD_MAGIC;
+    creq.flags      = UCT_SRQUD_PACKET_FLAG_CTL | UCT_SRQUD_PACKET_FLAG_REL;
+    creq.ctl        = UCT_SRQUD_CTL_CREQ;
+    creq.dest_ep_id = UCT_SRQUD_EP_ID_NONE;
+    creq.src_ep_id  = 5;
+    creq.psn        = 0;
+    uint8_t creq_pkt[sizeof(creq)];
+    memcpy(creq_pkt, &creq, sizeof(creq));
+    raw.send(creq_pkt, sizeof(creq));
+    raw.send(pkt, sizeof(data) + 8 + 100);
+    raw.send(pkt, sizeof(data) + 8 + 100);
+    data.psn = 3;
+    memcpy(pkt, &data, sizeof(data));
+    raw.send(pkt, sizeof(data) + 8 + 100);
 
     ASSERT_TRUE(progress_until(receiver, [&] { return c.count >= 1; }));
     /* give any wrongly accepted packet a chance to show up */
@@ -260,6 +290,94 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     ASSERT_TRUE(progress_until(receiver, [&] { return c.count == 2; }));
     EXPECT_EQ(0u, c.bad);
     uct_ep_destroy(ep);
+}
+
+
+/* A peer that disappears: the endpoint reports UCS_ERR_ENDPOINT_TIMEOUT
+ * through the error handler, the process goes on */
+TEST(srqud_robust, dead_peer_is_an_endpoint_error)
+{
+    env_guard t1("UCX_SRQUD_TIMEOUT", "1s");
+    env_guard t2("UCX_SRQUD_RTO_MIN", "10ms");
+    env_guard t3("UCX_SRQUD_RTO_MAX", "100ms");
+
+    uct_ctx ctx;
+    ASSERT_UCS_OK(ctx.init());
+
+    struct err_state {
+        unsigned     count  = 0;
+        ucs_status_t status = UCS_OK;
+        uct_ep_h     ep     = nullptr;
+    } err;
+
+    uct_iface_config_t *config;
+    ASSERT_UCS_OK(uct_md_iface_config_read(ctx.md, "srqud", NULL, NULL, &config));
+    uct_iface_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = "srqud";
+    params.mode.device.dev_name = ctx.dev_name.c_str();
+    params.err_handler_arg      = &err;
+    params.err_handler_flags    = 0;
+    params.err_handler          = [](void *arg, uct_ep_h ep,
+                                     ucs_status_t status) -> ucs_status_t {
+        err_state *e = static_cast<err_state*>(arg);
+        ++e->count;
+        e->status = status;
+        e->ep     = ep;
+        return UCS_OK;
+    };
+    uct_iface_h handle;
+    ASSERT_UCS_OK(uct_iface_open(ctx.md, ctx.worker, &params, config, &handle));
+    uct_config_release(config);
+    uct_iface_progress_enable(handle, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    /* The peer: an interface that is opened, addressed, then closed */
+    std::vector<uint8_t> dev_addr, iface_addr;
+    {
+        iface peer(ctx);
+        ASSERT_UCS_OK(peer.open());
+        dev_addr   = peer.dev_addr;
+        iface_addr = peer.iface_addr;
+    }
+
+    uct_ep_params_t ep_params;
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface      = handle;
+    ep_params.dev_addr   = (const uct_device_addr_t*)dev_addr.data();
+    ep_params.iface_addr = (const uct_iface_addr_t*)iface_addr.data();
+    uct_ep_h ep;
+    ASSERT_UCS_OK(uct_ep_create(&ep_params, &ep));
+
+    uint64_t payload = 42;
+    ASSERT_UCS_OK(uct_ep_am_short(ep, 1, 0, &payload, sizeof(payload)));
+
+    uct_completion_t comp;
+    comp.func   = [](uct_completion_t *self) {};
+    comp.count  = 1;
+    comp.status = UCS_OK;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, &comp));
+
+    /* 1 s timeout: bounded by iterations, not by a timed assertion */
+    for (unsigned long i = 0; (err.count == 0) && (i < 400000000ul); ++i) {
+        uct_worker_progress(ctx.worker);
+    }
+    EXPECT_EQ(1u, err.count);
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, err.status);
+    EXPECT_EQ(ep, err.ep);
+    EXPECT_EQ(0, comp.count);                 /* the flush completed... */
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comp.status); /* ...with the error */
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
+              uct_ep_am_short(ep, 1, 0, &payload, sizeof(payload)));
+    uct_ep_destroy(ep);
+    uct_iface_close(handle);
 }
 
 
@@ -312,7 +430,7 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
     int to_parent[2], to_child[2];
     ASSERT_EQ(0, pipe(to_parent));
     ASSERT_EQ(0, pipe(to_child));
-    const unsigned n = 500;
+    const unsigned n = 3000; /* more than the SRQ holds */
 
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
@@ -382,11 +500,6 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
             ASSERT_LT(++spins, 100000000ul);
         }
         ASSERT_EQ((ssize_t)len, ret);
-        /* pace the sender so the unreliable (for now) path does not
-         * overrun the receiver's SRQ */
-        if (seq % 64 == 0) {
-            usleep(20000);
-        }
     }
     while (uct_iface_flush(tx.handle, 0, NULL) == UCS_INPROGRESS) {
         tx.progress();

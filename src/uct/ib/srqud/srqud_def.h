@@ -40,11 +40,23 @@
 
 /* Packet flags */
 enum {
-    UCT_SRQUD_PACKET_FLAG_AM    = UCS_BIT(0),  /* Carries an active message */
-    UCT_SRQUD_PACKET_FLAG_ACK   = UCS_BIT(1),  /* ack_psn is valid */
-    UCT_SRQUD_PACKET_FLAG_ACK_REQ = UCS_BIT(2),/* Sender asks for an ACK */
-    UCT_SRQUD_PACKET_FLAG_CTL   = UCS_BIT(3),  /* Control packet, no AM */
-    UCT_SRQUD_PACKET_FLAGS_ALL  = UCS_MASK(4)
+    UCT_SRQUD_PACKET_FLAG_AM      = UCS_BIT(0), /* Carries an active message */
+    UCT_SRQUD_PACKET_FLAG_ACK     = UCS_BIT(1), /* ack_psn is valid */
+    UCT_SRQUD_PACKET_FLAG_ACK_REQ = UCS_BIT(2), /* Sender asks for an ACK now */
+    UCT_SRQUD_PACKET_FLAG_CTL     = UCS_BIT(3), /* ctl holds an opcode */
+    UCT_SRQUD_PACKET_FLAG_REL     = UCS_BIT(4), /* In the sequence: psn valid */
+    UCT_SRQUD_PACKET_FLAGS_ALL    = UCS_MASK(5)
+};
+
+
+/* Control opcodes (neth.ctl, with FLAG_CTL) */
+enum {
+    UCT_SRQUD_CTL_NONE = 0,
+    UCT_SRQUD_CTL_CREQ = 1,  /* reliable, psn 0: opens the receiver's side */
+    UCT_SRQUD_CTL_CREP = 2,  /* unreliable: carries the receiver's ep id */
+    UCT_SRQUD_CTL_NACK = 3,  /* unreliable: ack_psn + 1 is missing */
+    UCT_SRQUD_CTL_ACK  = 4,  /* unreliable: pure acknowledgement */
+    UCT_SRQUD_CTL_LAST
 };
 
 
@@ -56,9 +68,10 @@ typedef struct uct_srqud_neth {
     uint8_t  magic;       /* UCT_SRQUD_MAGIC */
     uint8_t  flags;       /* UCT_SRQUD_PACKET_FLAG_xx */
     uint8_t  am_id;       /* Active message id, when FLAG_AM */
-    uint8_t  reserved;
+    uint8_t  ctl;         /* UCT_SRQUD_CTL_xx, when FLAG_CTL */
     uint32_t dest_ep_id;  /* Receiver's endpoint id or EP_ID_NONE */
-    uint16_t psn;         /* Packet sequence number on the endpoint */
+    uint32_t src_ep_id;   /* Sender's endpoint id */
+    uint16_t psn;         /* Packet sequence number, when FLAG_REL */
     uint16_t ack_psn;     /* Last in-order psn received, when FLAG_ACK */
 } UCS_S_PACKED uct_srqud_neth_t;
 
@@ -120,6 +133,17 @@ uct_srqud_neth_check(const uct_srqud_neth_t *neth, size_t len,
     }
 
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_AM) && (neth->am_id >= am_id_max)) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        ((neth->ctl == UCT_SRQUD_CTL_NONE) || (neth->ctl >= UCT_SRQUD_CTL_LAST))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    /* exactly one of AM and CTL */
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM) ==
+        !(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
         return UCS_ERR_INVALID_PARAM;
     }
 

@@ -1,24 +1,67 @@
 /**
  * Copyright (c) srqud developers. See COPYING for license information.
  *
- * srqud endpoint: an address handle (shared through the interface's cache)
- * and the remote QP number. It holds no receive resources, so memory per
- * peer stays a few dozen bytes.
+ * srqud endpoint. An endpoint created by the user ("active") sends; the
+ * first packet it sends is a CREQ carrying its id, on which the receiving
+ * interface creates an internal "passive" endpoint for that sender. The
+ * passive endpoint delivers in order and acknowledges; its CREP tells the
+ * active one the passive id, which later packets address directly.
+ *
+ * Per peer: the endpoint structure, an address handle shared per remote
+ * port, and only the packets in flight. No receive resources.
  */
 
 #ifndef UCT_SRQUD_EP_H_
 #define UCT_SRQUD_EP_H_
 
 #include "srqud_iface.h"
+#include "srqud_rel.h"
+
+
+enum {
+    UCT_SRQUD_EP_FLAG_PASSIVE    = UCS_BIT(0), /* created for a remote sender */
+    UCT_SRQUD_EP_FLAG_CREQ_SENT  = UCS_BIT(1),
+    UCT_SRQUD_EP_FLAG_CONNECTED  = UCS_BIT(2), /* knows the remote ep id */
+    UCT_SRQUD_EP_FLAG_FAILED     = UCS_BIT(3),
+    UCT_SRQUD_EP_FLAG_ACK_QUEUED = UCS_BIT(4), /* in iface->rx.ack_list */
+    UCT_SRQUD_EP_FLAG_ACTIVE     = UCS_BIT(5), /* in iface->tx.active_list */
+    UCT_SRQUD_EP_FLAG_CREP_DUE   = UCS_BIT(6)  /* passive: CREP not yet sent */
+};
+
+
+/* Flush waiting for the acknowledgement of a psn */
+typedef struct uct_srqud_ep_flush {
+    ucs_queue_elem_t         queue;
+    uct_srqud_psn_t          psn;
+    uct_completion_t         *comp;
+} uct_srqud_ep_flush_t;
 
 
 typedef struct uct_srqud_ep {
     uct_base_ep_t            super;
     struct ibv_ah            *ah;
     uint32_t                 dest_qpn;
-    uint32_t                 dest_ep_id;
-    uint16_t                 psn;          /* next psn to send */
+    uint32_t                 ep_id;        /* index in iface->eps */
+    uint32_t                 dest_ep_id;   /* remote id, or EP_ID_NONE */
+    uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
+    struct {
+        uct_srqud_psn_t      next;         /* psn of the next packet */
+        uct_srqud_psn_t      acked;        /* last acknowledged psn */
+        ucs_queue_head_t     window;       /* unacknowledged descs, psn order */
+        ucs_queue_head_t     flushes;      /* uct_srqud_ep_flush_t */
+        ucs_time_t           progress_time;/* last new ack (or first send) */
+        ucs_time_t           resend_time;  /* last (re)send of the window */
+        ucs_time_t           rto;          /* current retransmission timeout */
+        ucs_list_link_t      active_list;  /* in iface->tx.active_list */
+    } tx;
+    struct {
+        uct_srqud_psn_t      expected;     /* next psn to deliver */
+        unsigned             unacked;      /* delivered since the last ack */
+        ucs_time_t           nack_time;    /* when the last NACK went out */
+        ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
+    } rx;
     ucs_arbiter_group_t      arb_group;    /* pending requests */
+    uct_srqud_peer_key_t     peer_key;     /* passive: key in iface->peers */
 } uct_srqud_ep_t;
 
 
@@ -48,5 +91,22 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
 ucs_arbiter_cb_result_t
 uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                               ucs_arbiter_elem_t *elem, void *arg);
+
+/* Receive path: a checked packet for this interface */
+void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
+                            const struct ibv_wc *wc, uct_srqud_neth_t *neth,
+                            size_t payload_len);
+
+/* Send acknowledgements owed by passive endpoints */
+void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface);
+
+/* Retransmission timers and peer failure detection */
+void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now);
+
+/* Send completion of a descriptor */
+void uct_srqud_send_desc_completed(uct_srqud_iface_t *iface,
+                                   uct_srqud_send_desc_t *desc);
+
+void uct_srqud_ep_destroy_passive(uct_srqud_ep_t *ep);
 
 #endif

@@ -75,6 +75,30 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "Hop limit of the global routing header.",
      ucs_offsetof(uct_srqud_iface_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
 
+    {"TX_WINDOW", "256",
+     "Packets an endpoint may have unacknowledged. A full window queues\n"
+     "further sends on the endpoint's pending queue.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
+
+    {"ACK_THRESH", "32",
+     "The receiver acknowledges at least every this many packets, and at\n"
+     "the end of every progress call that delivered any.",
+     ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
+
+    {"RTO_MIN", "20ms",
+     "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
+     "returns to RTO_MIN when an acknowledgement arrives.",
+     ucs_offsetof(uct_srqud_iface_config_t, rto_min), UCS_CONFIG_TYPE_TIME},
+
+    {"RTO_MAX", "1s",
+     "Largest retransmission timeout.",
+     ucs_offsetof(uct_srqud_iface_config_t, rto_max), UCS_CONFIG_TYPE_TIME},
+
+    {"TIMEOUT", "30s",
+     "An endpoint whose peer acknowledges nothing for this long fails with\n"
+     "UCS_ERR_ENDPOINT_TIMEOUT (reported through the error handler).",
+     ucs_offsetof(uct_srqud_iface_config_t, peer_timeout), UCS_CONFIG_TYPE_TIME},
+
     {"SEG_SIZE", "auto",
      "Largest packet, network header included. \"auto\" is the port's active\n"
      "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
@@ -208,6 +232,17 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
     UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
     UCT_SRQUD_CHECK_RANGE("TRAFFIC_CLASS", config->traffic_class, 0, 255);
     UCT_SRQUD_CHECK_RANGE("HOP_LIMIT", config->hop_limit, 1, 255);
+    UCT_SRQUD_CHECK_RANGE("TX_WINDOW", config->tx_window, 2, 16384);
+    UCT_SRQUD_CHECK_RANGE("ACK_THRESH", config->ack_thresh, 1,
+                          config->tx_window);
+    if ((config->rto_min <= 0) || (config->rto_max < config->rto_min) ||
+        (config->peer_timeout < config->rto_min)) {
+        ucs_error("%s: need 0 < UCX_SRQUD_RTO_MIN (%.3fs) <= UCX_SRQUD_RTO_MAX "
+                  "(%.3fs) and RTO_MIN <= UCX_SRQUD_TIMEOUT (%.3fs)",
+                  iface->md->name, config->rto_min, config->rto_max,
+                  config->peer_timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (config->seg_size != UCS_MEMUNITS_AUTO) {
         UCT_SRQUD_CHECK_RANGE("SEG_SIZE", config->seg_size,
                               sizeof(uct_srqud_neth_t) + 64, mtu);
@@ -382,7 +417,6 @@ static void uct_srqud_iface_rx_one(uct_srqud_iface_t *iface,
     uct_srqud_neth_t *neth;
     size_t payload_len;
     ucs_status_t status;
-    void *payload;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
@@ -406,23 +440,8 @@ static void uct_srqud_iface_rx_one(uct_srqud_iface_t *iface,
     }
 
     ++iface->stats.rx_packets;
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
-        goto out_put;
-    }
-
-    payload = UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset);
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
-                       payload, payload_len, "RX: AM");
-    status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
-                                 payload_len, UCT_CB_PARAM_FLAG_DESC);
-    if (status == UCS_INPROGRESS) {
-        /* The user keeps the buffer and releases it with
-         * uct_iface_release_desc() */
-        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc,
-                                          iface->config.rx_headroom_offset)) =
-                &iface->release_desc;
-        return;
-    }
+    uct_srqud_ep_rx_packet(iface, desc, wc, neth, payload_len);
+    return;
 
 out_put:
     ucs_spin_lock(&iface->rx.lock);
@@ -473,7 +492,6 @@ static void uct_srqud_iface_tx_complete(uct_srqud_iface_t *iface,
                                         const struct ibv_wc *wc)
 {
     uct_srqud_send_desc_t *desc;
-    uct_srqud_flush_req_t *flush;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
         ++iface->stats.tx_errors;
@@ -494,19 +512,49 @@ static void uct_srqud_iface_tx_complete(uct_srqud_iface_t *iface,
             break;
         }
         ucs_queue_pull_non_empty(&iface->tx.outstanding);
-        ucs_mpool_put_inline(desc);
+        uct_srqud_send_desc_completed(iface, desc);
+    }
+}
+
+
+ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
+                                       struct ibv_ah *ah, uint32_t dest_qpn,
+                                       uct_srqud_send_desc_t *desc)
+{
+    struct ibv_send_wr wr, *bad_wr;
+    struct ibv_sge sge;
+    int ret;
+
+    sge.addr             = (uintptr_t)uct_srqud_send_desc_neth(desc);
+    sge.length           = desc->length;
+    sge.lkey             = desc->lkey;
+    wr.wr_id             = iface->tx.sn + 1;
+    wr.next              = NULL;
+    wr.sg_list           = &sge;
+    wr.num_sge           = 1;
+    wr.opcode            = IBV_WR_SEND;
+    /* Every send is signaled: completions then come in posting order, and
+     * the sequence number frees descriptors without a per-WQE table */
+    wr.send_flags        = IBV_SEND_SIGNALED |
+                           ((desc->length <= iface->config.max_inline) ?
+                            IBV_SEND_INLINE : 0);
+    wr.wr.ud.ah          = ah;
+    wr.wr.ud.remote_qpn  = dest_qpn;
+    wr.wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+
+    ret = ibv_post_send(iface->qp, &wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_error("%s: ibv_post_send() failed: %s", iface->md->name,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
     }
 
-    while (!ucs_queue_is_empty(&iface->tx.flushes)) {
-        flush = ucs_queue_head_elem_non_empty(&iface->tx.flushes,
-                                              uct_srqud_flush_req_t, queue);
-        if (flush->sn > iface->tx.comp_sn) {
-            break;
-        }
-        ucs_queue_pull_non_empty(&iface->tx.flushes);
-        uct_invoke_completion(flush->comp, UCS_OK);
-        ucs_free(flush);
-    }
+    desc->sn     = ++iface->tx.sn;
+    desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+    ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    --iface->tx.available;
+    ++iface->stats.tx_packets;
+    return UCS_OK;
 }
 
 
@@ -556,9 +604,27 @@ void uct_srqud_iface_progress_pending(uct_srqud_iface_t *iface)
 static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    unsigned count;
+    ucs_time_t now;
 
-    return uct_srqud_iface_rx_progress(iface) +
-           uct_srqud_iface_tx_progress(iface);
+    count = uct_srqud_iface_rx_progress(iface) +
+            uct_srqud_iface_tx_progress(iface);
+
+    /* acknowledge what this call delivered */
+    if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+        uct_srqud_iface_send_acks(iface);
+    }
+
+    if (!ucs_list_is_empty(&iface->tx.active_list)) {
+        now = ucs_get_time();
+        if (now >= iface->tx.next_timer) {
+            uct_srqud_iface_check_timers(iface, now);
+            iface->tx.next_timer = now + iface->config.rto_min / 4;
+            uct_srqud_iface_progress_pending(iface);
+        }
+    }
+
+    return count;
 }
 
 
@@ -566,21 +632,30 @@ ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                    uct_completion_t *comp)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
-    uct_srqud_flush_req_t *flush;
+    uct_srqud_ep_flush_t *flush;
+    uct_srqud_ep_t *ep;
+    unsigned count = 0;
 
-    if (iface->tx.sn == iface->tx.comp_sn) {
+    /* Done when every endpoint's packets are acknowledged: only endpoints
+     * with unacknowledged packets are on the active list */
+    if (ucs_list_is_empty(&iface->tx.active_list)) {
         UCT_TL_IFACE_STAT_FLUSH(&iface->super);
         return UCS_OK;
     }
 
     if (comp != NULL) {
-        flush = ucs_malloc(sizeof(*flush), "srqud_flush");
-        if (flush == NULL) {
-            return UCS_ERR_NO_MEMORY;
+        ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
+            flush = ucs_malloc(sizeof(*flush), "srqud_ep_flush");
+            if (flush == NULL) {
+                return UCS_ERR_NO_MEMORY;
+            }
+            flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
+            flush->comp = comp;
+            ucs_queue_push(&ep->tx.flushes, &flush->queue);
+            ++count;
         }
-        flush->sn   = iface->tx.sn;
-        flush->comp = comp;
-        ucs_queue_push(&iface->tx.flushes, &flush->queue);
+        /* the caller counted one completion; each endpoint delivers one */
+        comp->count += count - 1;
     }
 
     UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
@@ -640,6 +715,13 @@ static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
 
     if (!ucs_arbiter_is_empty(&iface->tx.arbiter) &&
         uct_srqud_iface_has_tx_resources(iface)) {
+        return UCS_ERR_BUSY;
+    }
+
+    /* Owed acknowledgements and unacknowledged packets need the progress
+     * loop (the retransmission timer runs there), so do not sleep */
+    if (!ucs_list_is_empty(&iface->rx.ack_list) ||
+        !ucs_list_is_empty(&iface->tx.active_list)) {
         return UCS_ERR_BUSY;
     }
 
@@ -708,7 +790,8 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
                                   UCT_IFACE_FLAG_AM_BCOPY |
                                   UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                                   UCT_IFACE_FLAG_PENDING |
-                                  UCT_IFACE_FLAG_CB_SYNC;
+                                  UCT_IFACE_FLAG_CB_SYNC |
+                                  UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
                                   UCT_IFACE_FLAG_EVENT_FD;
@@ -935,7 +1018,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->qp               = NULL;
     ucs_list_head_init(&self->md_list);
     ucs_queue_head_init(&self->tx.outstanding);
-    ucs_queue_head_init(&self->tx.flushes);
+    ucs_list_head_init(&self->tx.active_list);
+    ucs_list_head_init(&self->rx.ack_list);
+    self->tx.next_timer    = 0;
+    ucs_ptr_array_init(&self->eps, "srqud_eps");
+    kh_init_inplace(uct_srqud_peer, &self->peers);
     ucs_arbiter_init(&self->tx.arbiter);
     ucs_spinlock_init(&self->rx.lock, 0);
     kh_init_inplace(uct_srqud_ah, &self->ah_hash);
@@ -990,6 +1077,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.hop_limit     = config->hop_limit;
     self->config.seg_size      = (config->seg_size == UCS_MEMUNITS_AUTO) ?
                                  mtu : config->seg_size;
+    self->config.tx_window     = config->tx_window;
+    self->config.ack_thresh    = config->ack_thresh;
+    self->config.rto_min       = ucs_time_from_sec(config->rto_min);
+    self->config.rto_max       = ucs_time_from_sec(config->rto_max);
+    self->config.peer_timeout  = ucs_time_from_sec(config->peer_timeout);
 
     self->comp_channel = ibv_create_comp_channel(md->ctx);
     if (self->comp_channel == NULL) {
@@ -1113,6 +1205,8 @@ err_destroy_send_cq:
 err_destroy_channel:
     ibv_destroy_comp_channel(self->comp_channel);
 err:
+    kh_destroy_inplace(uct_srqud_peer, &self->peers);
+    ucs_ptr_array_cleanup(&self->eps, 0);
     kh_destroy_inplace(uct_srqud_ah, &self->ah_hash);
     ucs_spinlock_destroy(&self->rx.lock);
     ucs_arbiter_cleanup(&self->tx.arbiter);
@@ -1123,11 +1217,16 @@ err:
 static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
 {
     uct_srqud_send_desc_t *desc;
-    uct_srqud_flush_req_t *flush;
+    uct_srqud_ep_t *ep;
     struct ibv_ah *ah;
 
     /* After this, the async thread no longer sees the interface */
     uct_srqud_md_iface_detach(self->md, self);
+
+    /* Passive endpoints belong to the interface */
+    kh_foreach_value(&self->peers, ep, uct_srqud_ep_destroy_passive(ep));
+    kh_destroy_inplace(uct_srqud_peer, &self->peers);
+    ucs_ptr_array_cleanup(&self->eps, 0);
 
     ucs_debug("%s:%d: srqud iface %p closing: rx %lu dropped %lu tx %lu "
               "srq_limit_events %lu", self->md->name, self->port_num, self,
@@ -1141,11 +1240,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
     ibv_destroy_srq(self->srq);
 
     ucs_queue_for_each_extract(desc, &self->tx.outstanding, queue, 1) {
-        ucs_mpool_put_inline(desc);
-    }
-    ucs_queue_for_each_extract(flush, &self->tx.flushes, queue, 1) {
-        uct_invoke_completion(flush->comp, UCS_ERR_CANCELED);
-        ucs_free(flush);
+        desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW; /* its ep is gone */
+        uct_srqud_send_desc_completed(self, desc);
     }
 
     kh_foreach_value(&self->ah_hash, ah, ibv_destroy_ah(ah));

@@ -18,6 +18,9 @@
 #include <ucs/datastruct/khash.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue.h>
+#include <ucs/datastruct/ptr_array.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/time/time.h>
 #include <ucs/type/spinlock.h>
 #include <infiniband/verbs.h>
 #include <string.h>
@@ -42,6 +45,11 @@ typedef struct uct_srqud_iface_config {
     unsigned                 traffic_class;
     unsigned                 hop_limit;
     size_t                   seg_size;       /* 0: the port's active MTU */
+    unsigned                 tx_window;      /* unacknowledged packets per ep */
+    unsigned                 ack_thresh;     /* ack after this many packets */
+    double                   rto_min;        /* retransmission timeout, s */
+    double                   rto_max;
+    double                   peer_timeout;   /* no progress: peer is dead */
 } uct_srqud_iface_config_t;
 
 
@@ -62,20 +70,50 @@ typedef struct uct_srqud_recv_desc {
 } UCS_S_PACKED uct_srqud_recv_desc_t;
 
 
-/* Send descriptor for bcopy messages, followed by the packet */
+enum {
+    UCT_SRQUD_DESC_FLAG_IN_SQ     = UCS_BIT(0), /* posted, not completed */
+    UCT_SRQUD_DESC_FLAG_IN_WINDOW = UCS_BIT(1)  /* kept for retransmission */
+};
+
+
+/* Send descriptor, followed by the packet (network header first). It is
+ * freed when it is neither on the send queue nor in an ep's window. */
 typedef struct uct_srqud_send_desc {
-    ucs_queue_elem_t         queue;   /* in tx.outstanding until completed */
+    ucs_queue_elem_t         queue;   /* in tx.outstanding while IN_SQ */
+    ucs_queue_elem_t         window;  /* in ep->tx.window while IN_WINDOW */
     uint64_t                 sn;      /* send sequence number of its WQE */
     uint32_t                 lkey;
+    uint16_t                 length;  /* packet length, header included */
+    uint8_t                  flags;
 } uct_srqud_send_desc_t;
 
 
-/* Flush waiting for all sends posted before it */
-typedef struct uct_srqud_flush_req {
-    ucs_queue_elem_t         queue;
-    uint64_t                 sn;
-    uct_completion_t         *comp;
-} uct_srqud_flush_req_t;
+/* Identifies a remote sender: its port GID, QP and endpoint id */
+typedef struct uct_srqud_peer_key {
+    uint8_t                  gid[16];
+    uint32_t                 qpn;
+    uint32_t                 ep_id;
+} UCS_S_PACKED uct_srqud_peer_key_t;
+
+static UCS_F_ALWAYS_INLINE khint32_t
+uct_srqud_peer_key_hash(uct_srqud_peer_key_t key)
+{
+    const uint8_t *p = (const uint8_t*)&key;
+    khint32_t h      = 2166136261u;
+    size_t i;
+
+    for (i = 0; i < sizeof(key); ++i) {
+        h = (h ^ p[i]) * 16777619u;
+    }
+    return h;
+}
+
+#define uct_srqud_peer_key_equal(_a, _b) (!memcmp(&(_a), &(_b), sizeof(_a)))
+
+typedef struct uct_srqud_ep uct_srqud_ep_t;
+
+KHASH_INIT(uct_srqud_peer, uct_srqud_peer_key_t, uct_srqud_ep_t*, 1,
+           uct_srqud_peer_key_hash, uct_srqud_peer_key_equal)
 
 
 typedef struct uct_srqud_ah_key {
@@ -119,6 +157,8 @@ struct uct_srqud_iface {
     struct ibv_srq           *srq;
     struct ibv_qp            *qp;
     khash_t(uct_srqud_ah)    ah_hash;
+    khash_t(uct_srqud_peer)  peers;       /* passive eps by remote sender */
+    ucs_ptr_array_t          eps;         /* all eps by id */
 
     struct {
         ucs_mpool_t          mp;
@@ -128,6 +168,7 @@ struct uct_srqud_iface {
         unsigned             posted;      /* buffers on the SRQ */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
+        ucs_list_link_t      ack_list;    /* passive eps owing an ack */
     } rx;
 
     struct {
@@ -135,8 +176,9 @@ struct uct_srqud_iface {
         int                  available;   /* free send WQEs */
         uint64_t             sn;          /* sends posted */
         uint64_t             comp_sn;     /* sends completed */
-        ucs_queue_head_t     outstanding; /* bcopy descs not yet completed */
-        ucs_queue_head_t     flushes;     /* uct_srqud_flush_req_t */
+        ucs_queue_head_t     outstanding; /* descs posted, not completed */
+        ucs_list_link_t      active_list; /* eps with unacknowledged packets */
+        ucs_time_t           next_timer;  /* next retransmission check */
         ucs_arbiter_t        arbiter;     /* endpoints with pending requests */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
@@ -156,6 +198,11 @@ struct uct_srqud_iface {
         unsigned             sl;
         unsigned             traffic_class;
         unsigned             hop_limit;
+        unsigned             tx_window;
+        unsigned             ack_thresh;
+        ucs_time_t           rto_min;
+        ucs_time_t           rto_max;
+        ucs_time_t           peer_timeout;
     } config;
 
     struct {
@@ -165,6 +212,13 @@ struct uct_srqud_iface {
         unsigned long        tx_packets;
         unsigned long        tx_errors;
         unsigned long        srq_limit_events;
+        unsigned long        rx_duplicates;
+        unsigned long        rx_out_of_order;
+        unsigned long        tx_retransmits;
+        unsigned long        tx_timeouts;
+        unsigned long        acks_sent;
+        unsigned long        nacks_sent;
+        unsigned long        ep_failures;
     } stats;
 
     uct_recv_desc_t          release_desc;
@@ -185,6 +239,10 @@ void uct_srqud_iface_progress_pending(uct_srqud_iface_t *iface);
 ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                    uct_completion_t *comp);
 
+ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
+                                       struct ibv_ah *ah, uint32_t dest_qpn,
+                                       uct_srqud_send_desc_t *desc);
+
 
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_iface_has_tx_resources(uct_srqud_iface_t *iface)
@@ -204,6 +262,13 @@ uct_srqud_iface_is_reachable_addr(uct_srqud_iface_t *iface,
     }
 
     return iface->is_roce || !memcmp(dev_addr->gid, iface->gid.raw, 8);
+}
+
+
+static UCS_F_ALWAYS_INLINE uct_srqud_neth_t*
+uct_srqud_send_desc_neth(uct_srqud_send_desc_t *desc)
+{
+    return (uct_srqud_neth_t*)(desc + 1);
 }
 
 
