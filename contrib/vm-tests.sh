@@ -53,16 +53,20 @@ if [ $ROUTE = a ]; then
     run perftest_uct_am_bw_bcopy "$PAIR" -- -t am_bw -x srqud -d rxe0:1 -n 2000 -s 1024 -D bcopy
     run perftest_ucp_tag_lat "$PAIR" UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
     run perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 500 -s 16384
-    # Loss, reordering and duplication injected by the kernel on lo: every
-    # message must arrive intact and in order, and nothing may hang
-    NETEM_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_robust.two_processes*'
-    for netem in "loss 1%" "loss 5%" "delay 1ms reorder 25% 50%" "duplicate 5%"; do
-        name=netem_$(echo "$netem" | tr -c 'a-z0-9\n' '_' | sed 's/_*$//')
-        tc qdisc add dev lo root netem $netem
-        run ${name}_srqud_vm_test "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" \
-            --gtest_color=no --gtest_filter="$NETEM_TESTS"
-        run ${name}_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 200 -s 65536
-        tc qdisc del dev lo root
+    # Loss and duplication. Soft-RoCE hands packets between its own QPs to
+    # its receive path directly (rxe_loopback), so "tc netem" on lo does not
+    # reach them (measured: a 5% netem loss run retransmitted nothing).
+    # srqud's fault injection drops/duplicates packets at the send queue
+    # instead; every message must still arrive intact, once, in order.
+    FAULT_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
+    for fault in "DROP=0.01" "DROP=0.05" "DUP=0.05" "DROP=0.05 DUP=0.05"; do
+        envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_TX_$f"; done)
+        name=fault_$(echo "$fault" | tr 'A-Z =.' 'a-z___')
+        run ${name}_srqud_vm_test env $envs UCX_LOG_LEVEL=error \
+            "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" \
+            --gtest_color=no --gtest_filter="$FAULT_TESTS"
+        run ${name}_ucp_tag_bw "$PAIR" $envs UCX_LOG_LEVEL=error UCX_TLS=srqud,self -- \
+            -t tag_bw -n 200 -s 65536
     done
     if [ -x "${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}" ] && [ -f "$ROOT/contrib/ucx-gtest/srqud.filter" ]; then
         run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"

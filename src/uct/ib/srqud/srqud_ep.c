@@ -780,7 +780,13 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
             }
             break;
         case UCT_SRQUD_CTL_NACK:
-            uct_srqud_ep_resend_window(iface, ep);
+            /* Every packet behind a loss draws a NACK until the resent one
+             * arrives: answer once per round trip, not once per NACK */
+            if ((ucs_get_time() - ep->tx.resend_time) >=
+                iface->config.rto_min / 4) {
+                uct_srqud_ep_resend_window(iface, ep);
+                ep->tx.resend_time = ucs_get_time();
+            }
             break;
         default:
             break;

@@ -99,6 +99,16 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "UCS_ERR_ENDPOINT_TIMEOUT (reported through the error handler).",
      ucs_offsetof(uct_srqud_iface_config_t, peer_timeout), UCS_CONFIG_TYPE_TIME},
 
+    {"FAULT_TX_DROP", "0",
+     "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
+     "lossy fabric would (Soft-RoCE short-circuits traffic to its own\n"
+     "addresses, so kernel loss emulation on lo does not reach it).",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_tx_drop), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"FAULT_TX_DUP", "0",
+     "Testing only: fraction of outgoing packets to send twice.",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_tx_dup), UCS_CONFIG_TYPE_DOUBLE},
+
     {"SEG_SIZE", "auto",
      "Largest packet, network header included. \"auto\" is the port's active\n"
      "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
@@ -241,6 +251,13 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
                   "(%.3fs) and RTO_MIN <= UCX_SRQUD_TIMEOUT (%.3fs)",
                   iface->md->name, config->rto_min, config->rto_max,
                   config->peer_timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->fault_tx_drop >= 0) || (config->fault_tx_drop > 0.5) ||
+        !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5)) {
+        ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g) and UCX_SRQUD_FAULT_TX_DUP "
+                  "(%g) must be within [0..0.5]", iface->md->name,
+                  config->fault_tx_drop, config->fault_tx_dup);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->seg_size != UCS_MEMUNITS_AUTO) {
@@ -517,42 +534,77 @@ static void uct_srqud_iface_tx_complete(uct_srqud_iface_t *iface,
 }
 
 
+static uint32_t uct_srqud_iface_fault_rand(uct_srqud_iface_t *iface)
+{
+    uint64_t x = iface->fault_rand;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    iface->fault_rand = x;
+    return (uint32_t)(x >> 32);
+}
+
+
 ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
                                        struct ibv_ah *ah, uint32_t dest_qpn,
                                        uct_srqud_send_desc_t *desc)
 {
-    struct ibv_send_wr wr, *bad_wr;
+    struct ibv_send_wr wr[2], *bad_wr;
     struct ibv_sge sge;
-    int ret;
+    int ret, num_wr = 1;
 
-    sge.addr             = (uintptr_t)uct_srqud_send_desc_neth(desc);
-    sge.length           = desc->length;
-    sge.lkey             = desc->lkey;
-    wr.wr_id             = iface->tx.sn + 1;
-    wr.next              = NULL;
-    wr.sg_list           = &sge;
-    wr.num_sge           = 1;
-    wr.opcode            = IBV_WR_SEND;
+    /* Fault injection (tests): the packet is "sent" and lost on the wire */
+    if (ucs_unlikely(iface->config.fault_drop != 0) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
+        ++iface->stats.fault_dropped;
+        if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+            ucs_mpool_put_inline(desc);
+        }
+        return UCS_OK;
+    }
+
+    sge.addr                = (uintptr_t)uct_srqud_send_desc_neth(desc);
+    sge.length              = desc->length;
+    sge.lkey                = desc->lkey;
+    wr[0].wr_id             = iface->tx.sn + 1;
+    wr[0].next              = NULL;
+    wr[0].sg_list           = &sge;
+    wr[0].num_sge           = 1;
+    wr[0].opcode            = IBV_WR_SEND;
     /* Every send is signaled: completions then come in posting order, and
      * the sequence number frees descriptors without a per-WQE table */
-    wr.send_flags        = IBV_SEND_SIGNALED |
-                           ((desc->length <= iface->config.max_inline) ?
-                            IBV_SEND_INLINE : 0);
-    wr.wr.ud.ah          = ah;
-    wr.wr.ud.remote_qpn  = dest_qpn;
-    wr.wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+    wr[0].send_flags        = IBV_SEND_SIGNALED |
+                              ((desc->length <= iface->config.max_inline) ?
+                               IBV_SEND_INLINE : 0);
+    wr[0].wr.ud.ah          = ah;
+    wr[0].wr.ud.remote_qpn  = dest_qpn;
+    wr[0].wr.ud.remote_qkey = UCT_SRQUD_QKEY;
 
-    ret = ibv_post_send(iface->qp, &wr, &bad_wr);
+    /* Fault injection (tests): the same packet twice; the descriptor is
+     * released by the completion of the second */
+    if (ucs_unlikely(iface->config.fault_dup != 0) &&
+        (iface->tx.available >= 2) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
+        wr[1]       = wr[0];
+        wr[1].wr_id = iface->tx.sn + 2;
+        wr[0].next  = &wr[1];
+        num_wr      = 2;
+        ++iface->stats.fault_duplicated;
+    }
+
+    ret = ibv_post_send(iface->qp, wr, &bad_wr);
     if (ucs_unlikely(ret != 0)) {
         ucs_error("%s: ibv_post_send() failed: %s", iface->md->name,
                   strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
 
-    desc->sn     = ++iface->tx.sn;
-    desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+    iface->tx.sn        += num_wr;
+    iface->tx.available -= num_wr;
+    desc->sn             = iface->tx.sn;
+    desc->flags         |= UCT_SRQUD_DESC_FLAG_IN_SQ;
     ucs_queue_push(&iface->tx.outstanding, &desc->queue);
-    --iface->tx.available;
     ++iface->stats.tx_packets;
     return UCS_OK;
 }
@@ -1082,6 +1134,14 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.rto_min       = ucs_time_from_sec(config->rto_min);
     self->config.rto_max       = ucs_time_from_sec(config->rto_max);
     self->config.peer_timeout  = ucs_time_from_sec(config->peer_timeout);
+    self->config.fault_drop    = (uint32_t)(config->fault_tx_drop * 4294967295.0);
+    self->config.fault_dup     = (uint32_t)(config->fault_tx_dup * 4294967295.0);
+    self->fault_rand           = ucs_get_time() | 1;
+    if (self->config.fault_drop || self->config.fault_dup) {
+        ucs_warn("%s: fault injection on: dropping %g and duplicating %g of "
+                 "sent packets", md->name, config->fault_tx_drop,
+                 config->fault_tx_dup);
+    }
 
     self->comp_channel = ibv_create_comp_channel(md->ctx);
     if (self->comp_channel == NULL) {
@@ -1229,9 +1289,15 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
     ucs_ptr_array_cleanup(&self->eps, 0);
 
     ucs_debug("%s:%d: srqud iface %p closing: rx %lu dropped %lu tx %lu "
-              "srq_limit_events %lu", self->md->name, self->port_num, self,
-              self->stats.rx_packets, self->stats.rx_dropped_malformed,
-              self->stats.tx_packets, self->stats.srq_limit_events);
+              "srq_limit_events %lu retransmits %lu dups %lu gaps %lu acks %lu "
+              "nacks %lu failures %lu fault_dropped %lu fault_duplicated %lu",
+              self->md->name, self->port_num, self, self->stats.rx_packets,
+              self->stats.rx_dropped_malformed, self->stats.tx_packets,
+              self->stats.srq_limit_events, self->stats.tx_retransmits,
+              self->stats.rx_duplicates, self->stats.rx_out_of_order,
+              self->stats.acks_sent, self->stats.nacks_sent,
+              self->stats.ep_failures, self->stats.fault_dropped,
+              self->stats.fault_duplicated);
 
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);

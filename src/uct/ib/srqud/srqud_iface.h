@@ -50,6 +50,8 @@ typedef struct uct_srqud_iface_config {
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */
+    double                   fault_tx_drop;  /* test: drop this fraction */
+    double                   fault_tx_dup;   /* test: send twice */
 } uct_srqud_iface_config_t;
 
 
@@ -203,7 +205,11 @@ struct uct_srqud_iface {
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
+        uint32_t             fault_drop;   /* out of 2^32; 0: off */
+        uint32_t             fault_dup;
     } config;
+
+    uint64_t                 fault_rand;   /* xorshift state */
 
     struct {
         unsigned long        rx_packets;
@@ -219,6 +225,8 @@ struct uct_srqud_iface {
         unsigned long        acks_sent;
         unsigned long        nacks_sent;
         unsigned long        ep_failures;
+        unsigned long        fault_dropped;
+        unsigned long        fault_duplicated;
     } stats;
 
     uct_recv_desc_t          release_desc;
