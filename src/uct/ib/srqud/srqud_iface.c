@@ -9,6 +9,7 @@
 #include "srqud_iface.h"
 #include "srqud_ep.h"
 #include "srqud_gid.h"
+#include "srqud_srq.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
@@ -45,6 +46,18 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "Number of receive buffers kept posted on the Shared Receive Queue.\n"
      "It is fixed per interface: it does not grow with the number of peers.",
      ucs_offsetof(uct_srqud_iface_config_t, srq_size), UCS_CONFIG_TYPE_UINT},
+
+    {"SRQ_MAX_SIZE", "8192",
+     "When the LIMIT thread finds the SRQ drained again soon after a refill,\n"
+     "it raises the number of posted buffers, up to this many.",
+     ucs_offsetof(uct_srqud_iface_config_t, srq_max_size), UCS_CONFIG_TYPE_UINT},
+
+    {"SRQ_LIMIT", "auto",
+     "SRQ low watermark: below this many buffers the device raises\n"
+     "IBV_EVENT_SRQ_LIMIT_REACHED and the LIMIT thread refills the SRQ.\n"
+     "\"auto\": BW*10^3/MinPacketSize*t_wakeup (Sur et al., Eq. 5), from the\n"
+     "port's link rate and a thread wakeup time measured at start. 0: off.",
+     ucs_offsetof(uct_srqud_iface_config_t, srq_limit), UCS_CONFIG_TYPE_ULUNITS},
 
     {"RX_POST_BATCH", "32",
      "Repost receive buffers to the SRQ in batches of this many.",
@@ -235,6 +248,12 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
                           dev_attr->max_qp_wr);
     UCT_SRQUD_CHECK_RANGE("SRQ_SIZE", config->srq_size, 16,
                           dev_attr->max_srq_wr);
+    UCT_SRQUD_CHECK_RANGE("SRQ_MAX_SIZE", config->srq_max_size,
+                          config->srq_size, dev_attr->max_srq_wr);
+    if (config->srq_limit != UCS_ULUNITS_AUTO) {
+        UCT_SRQUD_CHECK_RANGE("SRQ_LIMIT", config->srq_limit, 0,
+                              config->srq_size / 2);
+    }
     UCT_SRQUD_CHECK_RANGE("RX_POST_BATCH", config->rx_post_batch, 1,
                           config->srq_size);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
@@ -299,7 +318,11 @@ static void uct_srqud_iface_release_desc(uct_recv_desc_t *self, void *desc)
 }
 
 
-ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max)
+/* Post up to @a max buffers; with @a to_target, only while fewer than the
+ * target are posted (the progress path), else unconditionally (the LIMIT
+ * thread, which knows the SRQ is nearly empty) */
+static ucs_status_t uct_srqud_iface_srq_post_n(uct_srqud_iface_t *iface,
+                                               unsigned max, int to_target)
 {
     struct ibv_recv_wr wrs[32], *bad_wr;
     struct ibv_sge sges[32];
@@ -309,10 +332,11 @@ ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max)
     int ret;
 
     ucs_spin_lock(&iface->rx.lock);
-    while ((total < max) && (iface->rx.posted < iface->config.srq_size)) {
+    while ((total < max) &&
+           (!to_target || (iface->rx.posted < iface->rx.target))) {
         count = 0;
         while ((count < ucs_static_array_size(wrs)) && (total + count < max) &&
-               (iface->rx.posted + count < iface->config.srq_size)) {
+               (!to_target || (iface->rx.posted + count < iface->rx.target))) {
             desc = ucs_mpool_get_inline(&iface->rx.mp);
             if (desc == NULL) {
                 status = UCS_ERR_NO_MEMORY;
@@ -360,18 +384,98 @@ ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max)
 }
 
 
+ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max)
+{
+    return uct_srqud_iface_srq_post_n(iface, max, 1);
+}
+
+
+static ucs_status_t uct_srqud_iface_arm_srq(uct_srqud_iface_t *iface)
+{
+    struct ibv_srq_attr attr;
+    int ret;
+
+    if (iface->rx.limit == 0) {
+        return UCS_OK;
+    }
+
+    attr.srq_limit = iface->rx.limit;
+    ret = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
+    if (ret != 0) {
+        ucs_error("%s: ibv_modify_srq(limit=%u) failed: %s", iface->md->name,
+                  iface->rx.limit, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
+/*
+ * The LIMIT thread: runs on UCX's async thread, which blocks on the
+ * device's async fd, under md->iface_lock (so the interface cannot be
+ * closed meanwhile). Fewer than rx.limit buffers are left on the SRQ; the
+ * others were consumed whether or not the progress path has polled their
+ * completions yet, so the refill is counted from the target, not from
+ * rx.posted.
+ */
 void uct_srqud_iface_srq_event(uct_srqud_iface_t *iface,
                                enum ibv_event_type event_type)
 {
-    if (event_type == IBV_EVENT_SRQ_LIMIT_REACHED) {
-        ++iface->stats.srq_limit_events;
-        ucs_debug("%s: SRQ limit reached, %u posted", iface->md->name,
-                  iface->rx.posted);
+    ucs_time_t now = ucs_get_time();
+    unsigned grow, refill;
+
+    if (event_type != IBV_EVENT_SRQ_LIMIT_REACHED) {
+        ucs_error("%s: SRQ error event %s", iface->md->name,
+                  ibv_event_type_str(event_type));
         return;
     }
 
-    ucs_error("%s: SRQ error event %s", iface->md->name,
-              ibv_event_type_str(event_type));
+    ucs_spin_lock(&iface->rx.lock);
+    ++iface->stats.srq_limit_events;
+
+    /* Drained again within a few wakeups of the last refill: the receiver
+     * is not keeping up, so keep more buffers posted (as MVAPICH2 does) */
+    grow = 0;
+    if ((iface->rx.last_limit_event != 0) &&
+        ((now - iface->rx.last_limit_event) < ucs_time_from_msec(10)) &&
+        (iface->rx.target < iface->config.srq_max_size)) {
+        grow = ucs_min(iface->rx.target / 4 + 1,
+                       iface->config.srq_max_size - iface->rx.target);
+        iface->rx.target += grow;
+        ++iface->stats.srq_grows;
+    }
+    iface->rx.last_limit_event = now;
+
+    /* At most rx.limit buffers remain: posting target - limit keeps the SRQ
+     * within target <= srq_max_size, the SRQ's capacity. Completions of
+     * posted buffers wait in the receive CQ until the receiver polls, so
+     * never post more than the CQ can hold. */
+    refill = iface->rx.target - iface->rx.limit;
+    if (iface->rx.posted + refill > iface->config.rx_cq_len) {
+        refill = (iface->rx.posted < iface->config.rx_cq_len) ?
+                 (iface->config.rx_cq_len - iface->rx.posted) : 0;
+    }
+    ucs_spin_unlock(&iface->rx.lock);
+
+    uct_srqud_iface_srq_post_n(iface, refill, 0);
+    iface->stats.srq_refilled += refill;
+    uct_srqud_iface_arm_srq(iface);
+    ucs_debug("%s: SRQ limit: refilled %u, target %u (grew %u)",
+              iface->md->name, refill, iface->rx.target, grow);
+}
+
+
+ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
+                                       uct_srqud_iface_stats_t *stats)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+
+    ucs_spin_lock(&iface->rx.lock);
+    *stats            = iface->stats;
+    stats->srq_limit  = iface->rx.limit;
+    stats->srq_target = iface->rx.target;
+    ucs_spin_unlock(&iface->rx.lock);
+    return UCS_OK;
 }
 
 
@@ -497,7 +601,8 @@ static unsigned uct_srqud_iface_rx_progress(uct_srqud_iface_t *iface)
         uct_srqud_iface_rx_one(iface, &wcs[i]);
     }
 
-    if (iface->config.srq_size - iface->rx.posted >= iface->config.rx_post_batch) {
+    if ((iface->rx.posted < iface->rx.target) &&
+        (iface->rx.target - iface->rx.posted >= iface->config.rx_post_batch)) {
         uct_srqud_iface_srq_post(iface, UINT_MAX);
     }
 
@@ -797,7 +902,7 @@ static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
 }
 
 
-static double uct_srqud_port_bandwidth(const struct ibv_port_attr *port_attr)
+double uct_srqud_port_bandwidth(const struct ibv_port_attr *port_attr)
 {
     double lane_gbps, encoding = 64.0 / 66.0;
     unsigned width;
@@ -1121,6 +1226,10 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     }
 
     self->config.srq_size      = config->srq_size;
+    self->config.srq_max_size  = config->srq_max_size;
+    self->config.rx_cq_len     = 2 * config->srq_max_size;
+    self->rx.target            = config->srq_size;
+    self->rx.last_limit_event  = 0;
     self->config.rx_post_batch = config->rx_post_batch;
     self->config.tx_max_poll   = config->tx_max_poll;
     self->config.rx_max_poll   = config->rx_max_poll;
@@ -1168,22 +1277,22 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
         goto err_destroy_channel;
     }
 
-    self->recv_cq = ibv_create_cq(md->ctx, config->srq_size, NULL,
+    self->recv_cq = ibv_create_cq(md->ctx, self->config.rx_cq_len, NULL,
                                   self->comp_channel, 0);
     if (self->recv_cq == NULL) {
         ucs_error("%s: ibv_create_cq(recv, %u) failed: %m", md->name,
-                  config->srq_size);
+                  self->config.rx_cq_len);
         status = UCS_ERR_IO_ERROR;
         goto err_destroy_send_cq;
     }
 
     memset(&srq_init_attr, 0, sizeof(srq_init_attr));
-    srq_init_attr.attr.max_wr  = config->srq_size;
+    srq_init_attr.attr.max_wr  = config->srq_max_size;
     srq_init_attr.attr.max_sge = 1;
     self->srq = ibv_create_srq(md->pd, &srq_init_attr);
     if (self->srq == NULL) {
         ucs_error("%s: ibv_create_srq(%u) failed: %m", md->name,
-                  config->srq_size);
+                  config->srq_max_size);
         status = UCS_ERR_IO_ERROR;
         goto err_destroy_recv_cq;
     }
@@ -1211,7 +1320,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
                                   sizeof(uct_srqud_neth_t),
                                   self->config.rx_payload_offset,
                                   UCS_SYS_CACHE_LINE_SIZE, &config->rx_mp,
-                                  ucs_min(config->srq_size, 1024),
+                                  config->srq_size,
                                   uct_srqud_iface_recv_desc_init, "srqud_rx");
     if (status != UCS_OK) {
         goto err_destroy_qp;
@@ -1228,7 +1337,26 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
         goto err_cleanup_rx_mp;
     }
 
+    /* Buffers for the initial posting and one refill's worth more: the
+     * LIMIT thread must not wait for memory registration when it refills */
+    ucs_mpool_grow(&self->rx.mp, 2 * self->config.srq_size);
+
     status = uct_srqud_iface_srq_post(self, self->config.srq_size);
+    if (status != UCS_OK) {
+        goto err_cleanup_tx_mp;
+    }
+
+    /* The watermark (Eq. 5) */
+    self->stats.t_wakeup = uct_srqud_measure_wakeup();
+    if (config->srq_limit == UCS_ULUNITS_AUTO) {
+        self->rx.limit = uct_srqud_watermark(
+                uct_srqud_port_bandwidth(&port_attr) / 1e6,
+                UCT_SRQUD_MIN_WIRE_PACKET, self->stats.t_wakeup * 1e3,
+                config->srq_size);
+    } else {
+        self->rx.limit = config->srq_limit;
+    }
+    status = uct_srqud_iface_arm_srq(self);
     if (status != UCS_OK) {
         goto err_cleanup_tx_mp;
     }
@@ -1236,9 +1364,10 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     uct_srqud_md_iface_attach(md, self);
 
     ucs_debug("%s:%d: srqud iface %p qpn 0x%x gid_index %d mtu %zu srq %u "
-              "inline %zu", md->name, self->port_num, self, self->qp->qp_num,
-              self->gid_index, mtu, self->config.srq_size,
-              self->config.max_inline);
+              "limit %u (t_wakeup %.1f us) inline %zu", md->name,
+              self->port_num, self, self->qp->qp_num, self->gid_index, mtu,
+              self->config.srq_size, self->rx.limit,
+              self->stats.t_wakeup * 1e6, self->config.max_inline);
     return UCS_OK;
 
 err_cleanup_tx_mp:

@@ -12,6 +12,7 @@
 
 #include "srqud_def.h"
 #include "srqud_md.h"
+#include "srqud_stats.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -37,6 +38,8 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_max_poll;    /* Send CQ poll batch */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */
     unsigned                 srq_size;       /* Receive buffers kept posted */
+    unsigned                 srq_max_size;   /* ... grown up to this */
+    unsigned long            srq_limit;      /* UCS_ULUNITS_AUTO: Eq. 5 */
     unsigned                 rx_post_batch;  /* Repost receives in batches */
     uct_iface_mpool_config_t rx_mp;
     uct_iface_mpool_config_t tx_mp;
@@ -167,7 +170,10 @@ struct uct_srqud_iface {
         /* The SRQ is posted from the progress path and, later, from the
          * watermark thread: lock protects mp gets and SRQ posts. */
         ucs_spinlock_t       lock;
-        unsigned             posted;      /* buffers on the SRQ */
+        unsigned             posted;      /* posted, completion not polled */
+        unsigned             target;      /* buffers to keep posted */
+        unsigned             limit;       /* armed SRQ limit, 0: off */
+        ucs_time_t           last_limit_event;
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
@@ -191,6 +197,8 @@ struct uct_srqud_iface {
         unsigned             tx_max_poll;
         unsigned             rx_max_poll;
         unsigned             srq_size;
+        unsigned             srq_max_size;
+        unsigned             rx_cq_len;   /* receive CQ entries */
         unsigned             rx_post_batch;
         size_t               seg_size;    /* payload of one packet, neth incl. */
         size_t               max_inline;
@@ -211,29 +219,16 @@ struct uct_srqud_iface {
 
     uint64_t                 fault_rand;   /* xorshift state */
 
-    struct {
-        unsigned long        rx_packets;
-        unsigned long        rx_dropped_malformed;
-        unsigned long        rx_errors;
-        unsigned long        tx_packets;
-        unsigned long        tx_errors;
-        unsigned long        srq_limit_events;
-        unsigned long        rx_duplicates;
-        unsigned long        rx_out_of_order;
-        unsigned long        tx_retransmits;
-        unsigned long        tx_timeouts;
-        unsigned long        acks_sent;
-        unsigned long        nacks_sent;
-        unsigned long        ep_failures;
-        unsigned long        fault_dropped;
-        unsigned long        fault_duplicated;
-    } stats;
+    uct_srqud_iface_stats_t  stats;
 
     uct_recv_desc_t          release_desc;
 };
 
 
 ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max);
+
+/* Link bandwidth of a port, bytes per second */
+double uct_srqud_port_bandwidth(const struct ibv_port_attr *port_attr);
 
 void uct_srqud_iface_srq_event(uct_srqud_iface_t *iface,
                                enum ibv_event_type event_type);

@@ -1,0 +1,45 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Counters of an srqud interface, for tests and benchmarks:
+ *   void *h = dlopen("libuct_srqud.so.0", RTLD_NOLOAD | RTLD_LAZY);
+ *   uct_srqud_iface_stats_get_func_t get = dlsym(h, "uct_srqud_iface_stats_get");
+ */
+
+#ifndef UCT_SRQUD_STATS_H_
+#define UCT_SRQUD_STATS_H_
+
+#include <uct/api/uct_def.h>
+#include <ucs/type/status.h>
+
+typedef struct uct_srqud_iface_stats {
+    unsigned long rx_packets;
+    unsigned long rx_dropped_malformed;
+    unsigned long rx_errors;
+    unsigned long tx_packets;
+    unsigned long tx_errors;
+    unsigned long srq_limit_events;   /* LIMIT events handled */
+    unsigned long srq_refilled;       /* buffers posted by the LIMIT thread */
+    unsigned long srq_grows;          /* times the posted count was raised */
+    unsigned long rx_duplicates;
+    unsigned long rx_out_of_order;
+    unsigned long tx_retransmits;
+    unsigned long tx_timeouts;
+    unsigned long acks_sent;
+    unsigned long nacks_sent;
+    unsigned long ep_failures;
+    unsigned long fault_dropped;
+    unsigned long fault_duplicated;
+    /* current state */
+    unsigned      srq_limit;          /* armed limit, 0: disabled */
+    unsigned      srq_target;         /* buffers kept posted */
+    double        t_wakeup;           /* measured LIMIT thread wakeup, s */
+} uct_srqud_iface_stats_t;
+
+typedef ucs_status_t (*uct_srqud_iface_stats_get_func_t)(
+        uct_iface_h iface, uct_srqud_iface_stats_t *stats);
+
+ucs_status_t uct_srqud_iface_stats_get(uct_iface_h iface,
+                                       uct_srqud_iface_stats_t *stats);
+
+#endif

@@ -1,0 +1,214 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * The SRQ watermark on a real device: a receiver busy computing (not
+ * progressing) while a burst of 10x its SRQ arrives. With the watermark
+ * the LIMIT thread keeps buffers posted and nothing is lost; without it the
+ * SRQ runs dry, the device drops packets and the sender must retransmit.
+ */
+
+#include "srqud_fixture.h"
+
+extern "C" {
+#include <uct/ib/srqud/srqud_stats.h>
+}
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+using namespace srqud_test;
+
+namespace {
+
+uct_srqud_iface_stats_get_func_t stats_func()
+{
+    void *h = dlopen("libuct_srqud.so.0", RTLD_NOLOAD | RTLD_LAZY);
+    if (h == NULL) {
+        return nullptr;
+    }
+    return (uct_srqud_iface_stats_get_func_t)dlsym(h, "uct_srqud_iface_stats_get");
+}
+
+struct counter {
+    unsigned count = 0, bad = 0;
+};
+
+ucs_status_t handler(void *arg, void *data, size_t length, unsigned flags)
+{
+    counter *c = static_cast<counter*>(arg);
+    uint64_t seq;
+    memcpy(&seq, data, sizeof(seq));
+    if ((seq != c->count + 1) ||
+        !check_pattern(static_cast<char*>(data) + 8, length - 8, seq)) {
+        ++c->bad;
+    }
+    ++c->count;
+    return UCS_OK;
+}
+
+struct burst_result {
+    uint64_t received, bad, limit_events, refilled, limit, rx_packets;
+    uint64_t sender_retransmits, sender_packets;
+    /* packets the device dropped: sent but never received (no other loss
+     * exists on Soft-RoCE's loopback path) */
+    uint64_t drops() const { return sender_packets - rx_packets; }
+};
+
+/* Child: receiver with a small SRQ that computes for a while, then drains.
+ * Parent: sends the burst at once. */
+burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
+{
+    burst_result r;
+    memset(&r, 0, sizeof(r));
+    char size_str[32];
+    snprintf(size_str, sizeof(size_str), "%u", srq_size);
+
+    int to_parent[2], to_child[2];
+    EXPECT_EQ(0, pipe(to_parent));
+    EXPECT_EQ(0, pipe(to_child));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int rc = 1;
+        setenv("UCX_SRQUD_SRQ_SIZE", size_str, 1);
+        setenv("UCX_SRQUD_SRQ_LIMIT", srq_limit, 1);
+        {
+            uct_ctx ctx;
+            iface rx(ctx);
+            counter c;
+            if ((ctx.init() == UCS_OK) && (rx.open() == UCS_OK) &&
+                (uct_iface_set_am_handler(rx.handle, 2, handler, &c, 0) == UCS_OK)) {
+                uint32_t lens[2] = {(uint32_t)rx.dev_addr.size(),
+                                    (uint32_t)rx.iface_addr.size()};
+                (void)!write(to_parent[1], lens, sizeof(lens));
+                (void)!write(to_parent[1], rx.dev_addr.data(), lens[0]);
+                (void)!write(to_parent[1], rx.iface_addr.data(), lens[1]);
+                /* "compute": no progress until the sender has sent it all */
+                char go;
+                (void)!read(to_child[0], &go, 1);
+                usleep(300000);
+                for (unsigned long i = 0; (c.count < n) && (i < 400000000ul); ++i) {
+                    uct_worker_progress(ctx.worker);
+                }
+                uct_srqud_iface_stats_t st;
+                memset(&st, 0, sizeof(st));
+                auto get = stats_func();
+                if (get != nullptr) {
+                    get(rx.handle, &st);
+                }
+                uint64_t res[6] = {c.count, c.bad, st.srq_limit_events,
+                                   st.srq_refilled, st.srq_limit, st.rx_packets};
+                rc = (write(to_parent[1], res, sizeof(res)) == sizeof(res)) ? 0 : 1;
+                (void)!read(to_child[0], &go, 1);
+            }
+        }
+        _exit(rc);
+    }
+
+    uint32_t lens[2];
+    EXPECT_EQ((ssize_t)sizeof(lens), read(to_parent[0], lens, sizeof(lens)));
+    std::vector<uint8_t> dev_addr(lens[0]), iface_addr(lens[1]);
+    EXPECT_EQ((ssize_t)lens[0], read(to_parent[0], dev_addr.data(), lens[0]));
+    EXPECT_EQ((ssize_t)lens[1], read(to_parent[0], iface_addr.data(), lens[1]));
+
+    {
+        /* the whole burst fits the window; no timer resends while the
+         * receiver computes, so every resend counted is a real loss */
+        env_guard w("UCX_SRQUD_TX_WINDOW", "16384");
+        env_guard q("UCX_SRQUD_TX_QUEUE_LEN", "1024");
+        env_guard t("UCX_SRQUD_RTO_MIN", "2s");
+        env_guard m("UCX_SRQUD_RTO_MAX", "2s");
+        uct_ctx ctx;
+        EXPECT_EQ(UCS_OK, ctx.init());
+        iface tx(ctx);
+        EXPECT_EQ(UCS_OK, tx.open());
+        uct_ep_h ep;
+        EXPECT_EQ(UCS_OK, tx.connect(dev_addr, iface_addr, &ep));
+
+        std::vector<uint8_t> payload(56);
+        for (uint64_t seq = 1; seq <= n; ++seq) {
+            fill_pattern(payload.data(), payload.size(), seq);
+            ucs_status_t s;
+            unsigned long spins = 0;
+            while ((s = uct_ep_am_short(ep, 2, seq, payload.data(),
+                                        payload.size())) == UCS_ERR_NO_RESOURCE) {
+                uct_worker_progress(ctx.worker);
+                if (++spins > 100000000ul) break;
+            }
+            EXPECT_EQ(UCS_OK, s);
+        }
+        EXPECT_EQ(1, write(to_child[1], "g", 1));
+
+        /* progress (acks, retransmissions) until the child reports */
+        uint64_t res[6];
+        ssize_t got = 0;
+        fcntl(to_parent[0], F_SETFL, O_NONBLOCK);
+        for (unsigned long i = 0; (got < (ssize_t)sizeof(res)) && (i < 2000000000ul); ++i) {
+            uct_worker_progress(ctx.worker);
+            ssize_t k = read(to_parent[0], (char*)res + got, sizeof(res) - got);
+            if (k > 0) got += k;
+        }
+        EXPECT_EQ((ssize_t)sizeof(res), got);
+        r.received = res[0]; r.bad = res[1]; r.limit_events = res[2];
+        r.refilled = res[3]; r.limit = res[4]; r.rx_packets = res[5];
+
+        uct_srqud_iface_stats_t st;
+        auto get = stats_func();
+        EXPECT_NE(nullptr, get);
+        if (get != nullptr) {
+            get(tx.handle, &st);
+            r.sender_retransmits = st.tx_retransmits;
+            r.sender_packets     = st.tx_packets;
+        }
+        EXPECT_EQ(1, write(to_child[1], "x", 1));
+        int status;
+        EXPECT_EQ(pid, waitpid(pid, &status, 0));
+        EXPECT_TRUE(WIFEXITED(status) && (WEXITSTATUS(status) == 0));
+        uct_ep_destroy(ep);
+    }
+    close(to_parent[0]); close(to_parent[1]);
+    close(to_child[0]); close(to_child[1]);
+    return r;
+}
+
+} // namespace
+
+#include <fcntl.h>
+
+/* Both variants in one run, compared with each other (never with a
+ * time): the receiver computes while 10x its SRQ arrives */
+TEST(srqud_srq, watermark_absorbs_a_burst_while_receiver_computes)
+{
+    const unsigned srq = 64, n = 10 * srq;
+
+    burst_result off = run_burst("0", srq, n);
+    printf("no watermark: received %lu bad %lu events %lu dropped %lu "
+           "resent %lu\n", off.received, off.bad, off.limit_events,
+           off.drops(), off.sender_retransmits);
+    burst_result on = run_burst("auto", srq, n);
+    printf("watermark:    received %lu bad %lu limit %lu events %lu refilled %lu "
+           "dropped %lu resent %lu\n", on.received, on.bad, on.limit,
+           on.limit_events, on.refilled, on.drops(), on.sender_retransmits);
+
+    /* reliability delivers everything, intact and in order, either way */
+    EXPECT_EQ(n, off.received);
+    EXPECT_EQ(0u, off.bad);
+    EXPECT_EQ(n, on.received);
+    EXPECT_EQ(0u, on.bad);
+
+    /* without the watermark the SRQ ran dry: everything beyond it was
+     * dropped by the device and resent */
+    EXPECT_EQ(0u, off.limit_events);
+    EXPECT_GE(off.drops(), n - srq);
+    EXPECT_GT(off.sender_retransmits, 0u);
+
+    /* with it, the LIMIT thread refilled the SRQ while the receiver
+     * computed: most of the burst found a buffer */
+    EXPECT_GT(on.limit, 0u);
+    EXPECT_GT(on.limit_events, 0u);
+    EXPECT_GT(on.refilled, n / 2);  /* the thread posted most buffers */
+    EXPECT_LT(on.drops() * 2, off.drops());
+}
