@@ -585,6 +585,7 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
         flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
         flush->comp = comp;
         ucs_queue_push(&ep->tx.flushes, &flush->queue);
+        uct_srqud_ep_request_ack(uct_srqud_ep_iface(ep), ep);
     }
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
@@ -596,22 +597,35 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
  * Receive side
  */
 
+/* Acknowledgements are delayed (UCX_SRQUD_ACK_DELAY) so that a
+ * request-reply exchange, where the reply already proves delivery to the
+ * application, does not carry an extra packet each way; they go at once
+ * for a duplicate, a request (ACK_REQ: half window, flush), a CREQ, or
+ * every ACK_THRESH packets. */
 static void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface,
-                                      uct_srqud_ep_t *ep)
+                                      uct_srqud_ep_t *ep, int now)
 {
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED)) {
-        ep->flags |= UCT_SRQUD_EP_FLAG_ACK_QUEUED;
+        ep->flags     |= UCT_SRQUD_EP_FLAG_ACK_QUEUED;
+        ep->rx.ack_time = ucs_get_time();
         ucs_list_add_tail(&iface->rx.ack_list, &ep->rx.ack_list);
+    }
+    if (now || (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE)) {
+        ep->flags |= UCT_SRQUD_EP_FLAG_ACK_NOW;
     }
 }
 
 
-void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface)
+void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now)
 {
     uct_srqud_ep_t *ep, *tmp;
     uint8_t ctl;
 
     ucs_list_for_each_safe(ep, tmp, &iface->rx.ack_list, rx.ack_list) {
+        if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_NOW) &&
+            ((now - ep->rx.ack_time) < iface->config.ack_delay)) {
+            continue;
+        }
         ctl = (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE) ? UCT_SRQUD_CTL_CREP :
                                                          UCT_SRQUD_CTL_ACK;
         if (uct_srqud_ep_send_ctl(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK) !=
@@ -620,10 +634,19 @@ void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface)
         }
         ++iface->stats.acks_sent;
         ep->flags     &= ~(UCT_SRQUD_EP_FLAG_ACK_QUEUED |
+                           UCT_SRQUD_EP_FLAG_ACK_NOW |
                            UCT_SRQUD_EP_FLAG_CREP_DUE);
         ep->rx.unacked = 0;
         ucs_list_del(&ep->rx.ack_list);
     }
+}
+
+
+void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    /* best effort: the retransmission timer covers a lost request */
+    uct_srqud_ep_send_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
+                          UCT_SRQUD_PACKET_FLAG_ACK_REQ);
 }
 
 
@@ -779,6 +802,11 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
                 ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
             }
             break;
+        case UCT_SRQUD_CTL_ACK:
+            if (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ) {
+                uct_srqud_ep_schedule_ack(iface, ep, 1);
+            }
+            break;
         case UCT_SRQUD_CTL_NACK:
             /* Every packet behind a loss draws a NACK until the resent one
              * arrives: answer once per round trip, not once per NACK */
@@ -801,7 +829,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     case UCT_SRQUD_RX_DUPLICATE:
         /* our ack was lost: say it again */
         ++iface->stats.rx_duplicates;
-        uct_srqud_ep_schedule_ack(iface, ep);
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_GAP:
         ++iface->stats.rx_out_of_order;
@@ -818,14 +846,9 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     ++ep->rx.expected;
-    if ((++ep->rx.unacked >= iface->config.ack_thresh) ||
-        (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ)) {
-        uct_srqud_ep_schedule_ack(iface, ep);
-        uct_srqud_iface_send_acks(iface);
-    } else {
-        /* acknowledged at the end of this progress call */
-        uct_srqud_ep_schedule_ack(iface, ep);
-    }
+    uct_srqud_ep_schedule_ack(iface, ep,
+                              (++ep->rx.unacked >= iface->config.ack_thresh) ||
+                              (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
         goto out_put;
@@ -893,6 +916,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->rx.expected  = 0;
     self->rx.unacked   = 0;
     self->rx.nack_time = 0;
+    self->rx.ack_time  = 0;
     ucs_queue_head_init(&self->tx.window);
     ucs_queue_head_init(&self->tx.flushes);
     ucs_arbiter_group_init(&self->arb_group);

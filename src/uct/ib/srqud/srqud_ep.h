@@ -25,7 +25,8 @@ enum {
     UCT_SRQUD_EP_FLAG_FAILED     = UCS_BIT(3),
     UCT_SRQUD_EP_FLAG_ACK_QUEUED = UCS_BIT(4), /* in iface->rx.ack_list */
     UCT_SRQUD_EP_FLAG_ACTIVE     = UCS_BIT(5), /* in iface->tx.active_list */
-    UCT_SRQUD_EP_FLAG_CREP_DUE   = UCS_BIT(6)  /* passive: CREP not yet sent */
+    UCT_SRQUD_EP_FLAG_CREP_DUE   = UCS_BIT(6), /* passive: CREP not yet sent */
+    UCT_SRQUD_EP_FLAG_ACK_NOW    = UCS_BIT(7)  /* the queued ack may not wait */
 };
 
 
@@ -58,6 +59,7 @@ typedef struct uct_srqud_ep {
         uct_srqud_psn_t      expected;     /* next psn to deliver */
         unsigned             unacked;      /* delivered since the last ack */
         ucs_time_t           nack_time;    /* when the last NACK went out */
+        ucs_time_t           ack_time;     /* when the owed ack was queued */
         ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
     } rx;
     ucs_arbiter_group_t      arb_group;    /* pending requests */
@@ -97,8 +99,12 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
                             const struct ibv_wc *wc, uct_srqud_neth_t *neth,
                             size_t payload_len);
 
-/* Send acknowledgements owed by passive endpoints */
-void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface);
+/* Send acknowledgements owed by passive endpoints: the urgent ones, and
+ * those delayed for UCX_SRQUD_ACK_DELAY by @a now */
+void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now);
+
+/* Ask the peer of every endpoint with unacknowledged packets to ack now */
+void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
 /* Retransmission timers and peer failure detection */
 void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now);

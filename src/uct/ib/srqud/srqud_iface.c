@@ -98,6 +98,12 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "the end of every progress call that delivered any.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
 
+    {"ACK_DELAY", "1ms",
+     "How long the receiver may hold back an acknowledgement, so that replies\n"
+     "and later packets share it. Duplicates, flushes and every ACK_THRESH\n"
+     "packets are acknowledged at once.",
+     ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
+
     {"RTO_MIN", "20ms",
      "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
      "returns to RTO_MIN when an acknowledgement arrives.",
@@ -264,6 +270,12 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
     UCT_SRQUD_CHECK_RANGE("TX_WINDOW", config->tx_window, 2, 16384);
     UCT_SRQUD_CHECK_RANGE("ACK_THRESH", config->ack_thresh, 1,
                           config->tx_window);
+    if (!(config->ack_delay >= 0) || (config->ack_delay >= config->rto_min)) {
+        ucs_error("%s: UCX_SRQUD_ACK_DELAY (%.3fs) must be shorter than "
+                  "UCX_SRQUD_RTO_MIN (%.3fs)", iface->md->name,
+                  config->ack_delay, config->rto_min);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if ((config->rto_min <= 0) || (config->rto_max < config->rto_min) ||
         (config->peer_timeout < config->rto_min)) {
         ucs_error("%s: need 0 < UCX_SRQUD_RTO_MIN (%.3fs) <= UCX_SRQUD_RTO_MAX "
@@ -767,13 +779,17 @@ static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
     count = uct_srqud_iface_rx_progress(iface) +
             uct_srqud_iface_tx_progress(iface);
 
-    /* acknowledge what this call delivered */
+    if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
+                   ucs_list_is_empty(&iface->tx.active_list))) {
+        return count;
+    }
+
+    now = ucs_get_time();
     if (!ucs_list_is_empty(&iface->rx.ack_list)) {
-        uct_srqud_iface_send_acks(iface);
+        uct_srqud_iface_send_acks(iface, now);
     }
 
     if (!ucs_list_is_empty(&iface->tx.active_list)) {
-        now = ucs_get_time();
         if (now >= iface->tx.next_timer) {
             uct_srqud_iface_check_timers(iface, now);
             iface->tx.next_timer = now + iface->config.rto_min / 4;
@@ -809,6 +825,7 @@ ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
             flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
             flush->comp = comp;
             ucs_queue_push(&ep->tx.flushes, &flush->queue);
+            uct_srqud_ep_request_ack(iface, ep);
             ++count;
         }
         /* the caller counted one completion; each endpoint delivers one */
@@ -1241,6 +1258,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.tx_window     = config->tx_window;
     self->config.ack_thresh    = config->ack_thresh;
     self->config.rto_min       = ucs_time_from_sec(config->rto_min);
+    self->config.ack_delay     = ucs_time_from_sec(config->ack_delay);
     self->config.rto_max       = ucs_time_from_sec(config->rto_max);
     self->config.peer_timeout  = ucs_time_from_sec(config->peer_timeout);
     self->config.fault_drop    = (uint32_t)(config->fault_tx_drop * 4294967295.0);

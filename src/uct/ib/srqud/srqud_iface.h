@@ -50,6 +50,7 @@ typedef struct uct_srqud_iface_config {
     size_t                   seg_size;       /* 0: the port's active MTU */
     unsigned                 tx_window;      /* unacknowledged packets per ep */
     unsigned                 ack_thresh;     /* ack after this many packets */
+    double                   ack_delay;      /* hold an ack at most this, s */
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */
@@ -210,6 +211,7 @@ struct uct_srqud_iface {
         unsigned             hop_limit;
         unsigned             tx_window;
         unsigned             ack_thresh;
+        ucs_time_t           ack_delay;
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
