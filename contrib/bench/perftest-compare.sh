@@ -37,7 +37,13 @@ perftest() {
         [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
         args="-t $test -n $ITER -s $size"
-        envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
+        # rc needs ud beside it for connection setup (UCP's auxiliary
+        # transport); UCP still carries the data over rc
+        if [ "$tl" = rc_verbs ]; then
+            envs="$envs UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1"
+        else
+            envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
+        fi
     fi
     env $envs timeout 300 ucx_perftest -p $port $args > /dev/null 2>&1 &
     local spid=$!
