@@ -15,7 +15,7 @@
  * in place. Every byte of every result is checked, and the gaps of strided
  * results must stay untouched.
  *
- * Environment:
+ * Environment (SUCG_TEST_NOFREE=1: never free receive buffers, debugging):
  *   SUCG_TEST_EXPECT=ucg   every MPI_Allgather on a communicator of size >= 2
  *                          must have gone through UCG: sucg_mpi_get_stats()
  *                          (exported by the component / PMPI library) must
