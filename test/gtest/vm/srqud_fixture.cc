@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 
 extern "C" {
 ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
@@ -22,6 +23,28 @@ std::string test_device()
 {
     const char *dev = getenv("SRQUD_TEST_DEVICE");
     return (dev != NULL) ? dev : "rxe0:1";
+}
+
+
+uct_srqud_iface_stats_t srqud_stats(uct_iface_h iface)
+{
+    uct_srqud_iface_stats_t stats;
+    uct_srqud_iface_stats_get_func_t get = nullptr;
+    void *h;
+
+    memset(&stats, 0, sizeof(stats));
+    h = dlopen("libuct_srqud.so.0", RTLD_NOLOAD | RTLD_LAZY);
+    EXPECT_TRUE(h != NULL) << "libuct_srqud is not loaded: " << dlerror();
+    if (h != NULL) {
+        get = (uct_srqud_iface_stats_get_func_t)dlsym(
+                h, "uct_srqud_iface_stats_get");
+        dlclose(h);
+    }
+    EXPECT_TRUE(get != nullptr) << "uct_srqud_iface_stats_get not found";
+    if (get != nullptr) {
+        EXPECT_EQ(UCS_OK, get(iface, &stats));
+    }
+    return stats;
 }
 
 

@@ -14,6 +14,10 @@
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
 
+extern "C" {
+#include <uct/ib/srqud/srqud_stats.h>
+}
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +33,10 @@ namespace srqud_test {
 /* The device tests must run on a machine with a verbs device; a missing
  * device is a failure, never a skip. SRQUD_TEST_DEVICE overrides. */
 std::string test_device();
+
+/* Counters of an srqud interface, read through the symbol the module
+ * exports for tests and benchmarks (a failure if it cannot be found) */
+uct_srqud_iface_stats_t srqud_stats(uct_iface_h iface);
 
 /* FNV-1a over a buffer, used to verify payloads end to end */
 uint64_t checksum(const void *buf, size_t len, uint64_t seed = 1469598103934665603ull);

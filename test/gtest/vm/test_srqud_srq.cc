@@ -9,11 +9,6 @@
 
 #include "srqud_fixture.h"
 
-extern "C" {
-#include <uct/ib/srqud/srqud_stats.h>
-}
-
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,15 +18,6 @@ extern "C" {
 using namespace srqud_test;
 
 namespace {
-
-uct_srqud_iface_stats_get_func_t stats_func()
-{
-    void *h = dlopen("libuct_srqud.so.0", RTLD_NOLOAD | RTLD_LAZY);
-    if (h == NULL) {
-        return nullptr;
-    }
-    return (uct_srqud_iface_stats_get_func_t)dlsym(h, "uct_srqud_iface_stats_get");
-}
 
 struct counter {
     unsigned count = 0, bad = 0;
@@ -93,12 +79,7 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
                 for (unsigned long i = 0; (c.count < n) && (i < 400000000ul); ++i) {
                     uct_worker_progress(ctx.worker);
                 }
-                uct_srqud_iface_stats_t st;
-                memset(&st, 0, sizeof(st));
-                auto get = stats_func();
-                if (get != nullptr) {
-                    get(rx.handle, &st);
-                }
+                uct_srqud_iface_stats_t st = srqud_stats(rx.handle);
                 uint64_t res[6] = {c.count, c.bad, st.srq_limit_events,
                                    st.srq_refilled, st.srq_limit, st.rx_packets};
                 rc = (write(to_parent[1], res, sizeof(res)) == sizeof(res)) ? 0 : 1;
@@ -155,14 +136,9 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
         r.received = res[0]; r.bad = res[1]; r.limit_events = res[2];
         r.refilled = res[3]; r.limit = res[4]; r.rx_packets = res[5];
 
-        uct_srqud_iface_stats_t st;
-        auto get = stats_func();
-        EXPECT_NE(nullptr, get);
-        if (get != nullptr) {
-            get(tx.handle, &st);
-            r.sender_retransmits = st.tx_retransmits;
-            r.sender_packets     = st.tx_packets;
-        }
+        uct_srqud_iface_stats_t st = srqud_stats(tx.handle);
+        r.sender_retransmits = st.tx_retransmits;
+        r.sender_packets     = st.tx_packets;
         EXPECT_EQ(1, write(to_child[1], "x", 1));
         int status;
         EXPECT_EQ(pid, waitpid(pid, &status, 0));

@@ -33,6 +33,12 @@
 #define UCT_SRQUD_MIN_MTU          256
 #define UCT_SRQUD_MAX_MTU          4096
 
+/* Largest I/O vector of an operation */
+#define UCT_SRQUD_MAX_IOV          8
+
+/* Largest am_zcopy header (it is copied into the packet's descriptor) */
+#define UCT_SRQUD_AM_ZCOPY_MAX_HDR 128
+
 /* Destination endpoint id of packets that are addressed to the interface,
  * not to an endpoint (connectionless active messages). */
 #define UCT_SRQUD_EP_ID_NONE       0xffffffU
@@ -56,6 +62,7 @@ enum {
     UCT_SRQUD_CTL_CREP = 2,  /* unreliable: carries the receiver's ep id */
     UCT_SRQUD_CTL_NACK = 3,  /* unreliable: ack_psn + 1 is missing */
     UCT_SRQUD_CTL_ACK  = 4,  /* unreliable: pure acknowledgement */
+    UCT_SRQUD_CTL_NOP  = 5,  /* reliable, no payload: keepalive (ep_check) */
     UCT_SRQUD_CTL_LAST
 };
 

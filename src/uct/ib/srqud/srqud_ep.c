@@ -42,13 +42,22 @@ static void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
 }
 
 
-/* Release a descriptor from the window; it is freed now, or on its send
- * completion if the HCA still owns it */
-static void uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc)
+/* Release a descriptor from the window: the packet is acknowledged (or
+ * given up with @a status). An am_zcopy's user completion runs now; the
+ * descriptor is freed now, or on its send completion if the HCA still
+ * owns it. Runs only from the user's progress (never the async timer). */
+static void uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc,
+                                        ucs_status_t status)
 {
+    uct_completion_t *comp = desc->comp;
+
     desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW;
+    desc->comp   = NULL;
     if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ)) {
         ucs_mpool_put_inline(desc);
+    }
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
     }
 }
 
@@ -82,14 +91,34 @@ static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
 }
 
 
-/* A cumulative acknowledgement up to @a ack_psn */
-static void uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn)
+/* Give up every unacknowledged packet and flush of the ep */
+static void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status)
+{
+    uct_srqud_send_desc_t *desc;
+
+    ucs_queue_for_each_extract(desc, &ep->tx.window, window, 1) {
+        uct_srqud_ep_window_release(desc, status);
+    }
+    uct_srqud_ep_deactivate(ep);
+    uct_srqud_ep_complete_flushes(ep, status);
+}
+
+
+static void uct_srqud_ep_free(uct_srqud_ep_t *ep)
+{
+    UCS_CLASS_DELETE_FUNC_NAME(uct_srqud_ep_t)(&ep->super.super);
+}
+
+
+/* A cumulative acknowledgement up to @a ack_psn. Returns 0 if the ep was
+ * destroyed (a lingering ep whose last packet is acknowledged). */
+static int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn)
 {
     uct_srqud_send_desc_t *desc;
 
     if (!uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn)) {
-        return;
+        return 1;
     }
 
     while (!ucs_queue_is_empty(&ep->tx.window)) {
@@ -99,7 +128,7 @@ static void uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
             break;
         }
         ucs_queue_pull_non_empty(&ep->tx.window);
-        uct_srqud_ep_window_release(desc);
+        uct_srqud_ep_window_release(desc, UCS_OK);
     }
 
     ep->tx.acked         = ack_psn;
@@ -108,6 +137,11 @@ static void uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
     ep->tx.rto           = iface->config.rto_min;
     if (ucs_queue_is_empty(&ep->tx.window)) {
         uct_srqud_ep_deactivate(ep);
+        if (ep->flags & UCT_SRQUD_EP_FLAG_LINGER) {
+            /* destroyed by the user, kept until now to deliver its data */
+            uct_srqud_ep_free(ep);
+            return 0;
+        }
     }
     uct_srqud_ep_complete_flushes(ep, UCS_OK);
 
@@ -117,6 +151,7 @@ static void uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
         ucs_arbiter_group_schedule(&iface->tx.arbiter, &ep->arb_group);
         uct_srqud_iface_progress_pending(iface);
     }
+    return 1;
 }
 
 
@@ -152,8 +187,6 @@ static unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
 static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
                                     uct_srqud_ep_t *ep, ucs_status_t status)
 {
-    uct_srqud_send_desc_t *desc;
-
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         return;
     }
@@ -162,13 +195,16 @@ static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
               iface->md->name, ep, ep->dest_qpn, ucs_status_string(status),
               uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked));
 
-    ep->flags |= UCT_SRQUD_EP_FLAG_FAILED;
+    ep->flags      |= UCT_SRQUD_EP_FLAG_FAILED;
+    ep->fail_status = status;
     ++iface->stats.ep_failures;
-    ucs_queue_for_each_extract(desc, &ep->tx.window, window, 1) {
-        uct_srqud_ep_window_release(desc);
+    uct_srqud_ep_drop_window(ep, status);
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_LINGER) {
+        /* nobody to tell: the user destroyed it already */
+        uct_srqud_ep_free(ep);
+        return;
     }
-    uct_srqud_ep_deactivate(ep);
-    uct_srqud_ep_complete_flushes(ep, status);
 
     status = uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
                                      status);
@@ -185,13 +221,19 @@ void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now)
     uct_srqud_ep_t *ep, *tmp;
 
     ucs_list_for_each_safe(ep, tmp, &iface->tx.active_list, tx.active_list) {
-        /* No acknowledgement for this long: the peer is gone */
-        if ((now - ep->tx.progress_time) >= iface->config.peer_timeout) {
-            uct_srqud_ep_set_failed(iface, ep, UCS_ERR_ENDPOINT_TIMEOUT);
+        /* No acknowledgement for this long: the peer is gone. Reported from
+         * the user's progress only, since it calls the user back. */
+        if (uct_srqud_time_since(now, ep->tx.progress_time) >=
+            iface->config.peer_timeout) {
+            if (!iface->async.active) {
+                uct_srqud_ep_set_failed(iface, ep, UCS_ERR_ENDPOINT_TIMEOUT);
+            } else {
+                iface->async.wake_user = 1; /* a sleeping user must hear */
+            }
             continue;
         }
 
-        if ((now - ep->tx.resend_time) < ep->tx.rto) {
+        if (uct_srqud_time_since(now, ep->tx.resend_time) < ep->tx.rto) {
             continue;
         }
 
@@ -204,35 +246,45 @@ void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now)
 }
 
 
-/* Fill the header and post a packet from an ep */
+/* Fill the header and post an unreliable control packet from an ep */
 static ucs_status_t
 uct_srqud_ep_send_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                       uint8_t ctl, int flags)
 {
     uct_srqud_send_desc_t *desc;
-    uct_srqud_neth_t *neth;
+    uct_srqud_neth_t neth, *neth_p;
     ucs_status_t status;
 
     if (!uct_srqud_iface_has_tx_resources(iface)) {
         return UCS_ERR_NO_RESOURCE;
     }
 
+    neth.magic      = UCT_SRQUD_MAGIC;
+    neth.flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
+    neth.am_id      = 0;
+    neth.ctl        = ctl;
+    neth.dest_ep_id = ep->dest_ep_id;
+    neth.src_ep_id  = ep->ep_id;
+    neth.psn        = 0;
+    neth.ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
+
+    if (ucs_likely(iface->config.max_inline >= sizeof(neth))) {
+        return uct_srqud_iface_post_inline(iface, ep->ah, ep->dest_qpn, &neth,
+                                           sizeof(neth));
+    }
+
+    /* a device without inline sends: from a registered descriptor */
     desc = ucs_mpool_get_inline(&iface->tx.mp);
     if (desc == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
 
-    neth             = uct_srqud_send_desc_neth(desc);
-    neth->magic      = UCT_SRQUD_MAGIC;
-    neth->flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
-    neth->am_id      = 0;
-    neth->ctl        = ctl;
-    neth->dest_ep_id = ep->dest_ep_id;
-    neth->src_ep_id  = ep->ep_id;
-    neth->psn        = 0;
-    neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
-    desc->length     = sizeof(*neth);
-    desc->flags      = 0;
+    neth_p         = uct_srqud_send_desc_neth(desc);
+    *neth_p        = neth;
+    desc->length   = sizeof(neth);
+    desc->flags    = 0;
+    desc->num_zsge = 0;
+    desc->comp     = NULL;
 
     status = uct_srqud_iface_post_send(iface, ep->ah, ep->dest_qpn, desc);
     if (status != UCS_OK) {
@@ -276,6 +328,26 @@ uct_srqud_ep_send_reliable(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+static UCS_F_ALWAYS_INLINE uct_srqud_send_desc_t*
+uct_srqud_ep_ctl_desc(uct_srqud_iface_t *iface, uint8_t ctl)
+{
+    uct_srqud_send_desc_t *desc = ucs_mpool_get_inline(&iface->tx.mp);
+
+    if (ucs_unlikely(desc == NULL)) {
+        return NULL;
+    }
+
+    uct_srqud_send_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_CTL |
+                                            UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+    uct_srqud_send_desc_neth(desc)->ctl   = ctl;
+    uct_srqud_send_desc_neth(desc)->am_id = 0;
+    desc->length                          = sizeof(uct_srqud_neth_t);
+    desc->num_zsge                        = 0;
+    desc->comp                            = NULL;
+    return desc;
+}
+
+
 /*
  * Can the ep send one reliable packet (two if the CREQ is still due)?
  * Sends the CREQ first when needed.
@@ -287,7 +359,7 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
     ucs_status_t status;
 
     if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
-        return UCS_ERR_ENDPOINT_TIMEOUT;
+        return ep->fail_status;
     }
 
     if (!uct_srqud_iface_has_tx_resources(iface) ||
@@ -301,16 +373,14 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
         return UCS_OK;
     }
 
-    desc = ucs_mpool_get_inline(&iface->tx.mp);
+    desc = uct_srqud_ep_ctl_desc(iface, UCT_SRQUD_CTL_CREQ);
     if (desc == NULL) {
         return UCS_ERR_NO_RESOURCE;
     }
+    memcpy(uct_srqud_send_desc_neth(desc) + 1, &ep->conn_sn,
+           sizeof(ep->conn_sn));
+    desc->length += sizeof(ep->conn_sn);
 
-    uct_srqud_send_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_CTL |
-                                            UCT_SRQUD_PACKET_FLAG_ACK_REQ;
-    uct_srqud_send_desc_neth(desc)->ctl   = UCT_SRQUD_CTL_CREQ;
-    uct_srqud_send_desc_neth(desc)->am_id = 0;
-    desc->length                          = sizeof(uct_srqud_neth_t);
     status = uct_srqud_ep_send_reliable(iface, ep, desc);
     if (status != UCS_OK) {
         ucs_mpool_put_inline(desc);
@@ -336,6 +406,8 @@ uct_srqud_ep_am_desc(uct_srqud_iface_t *iface, uint8_t id)
     uct_srqud_send_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_AM;
     uct_srqud_send_desc_neth(desc)->am_id = id;
     uct_srqud_send_desc_neth(desc)->ctl   = UCT_SRQUD_CTL_NONE;
+    desc->num_zsge                        = 0;
+    desc->comp                            = NULL;
     return desc;
 }
 
@@ -343,19 +415,14 @@ uct_srqud_ep_am_desc(uct_srqud_iface_t *iface, uint8_t id)
 /* Every message is kept until acknowledged, so even "short" messages are
  * copied into a registered descriptor; the send itself is inline when the
  * packet fits. */
-ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
-                                   const void *buffer, unsigned length)
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_am_short_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, uint64_t hdr, const void *buffer,
+                             unsigned length)
 {
-    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     uct_srqud_send_desc_t *desc;
     uint8_t *payload;
     ucs_status_t status;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + sizeof(hdr) + length, 0,
-                     ucs_min(iface->config.max_inline, iface->config.seg_size),
-                     "am_short");
 
     status = uct_srqud_ep_tx_check(iface, ep);
     if (status != UCS_OK) {
@@ -385,20 +452,33 @@ ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
 }
 
 
-ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
-                                       const uct_iov_t *iov, size_t iovcnt)
+ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
+                                   const void *buffer, unsigned length)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
     uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    uct_srqud_send_desc_t *desc;
-    size_t length;
     ucs_status_t status;
 
     UCT_CHECK_AM_ID(id);
-    length = uct_iov_total_length(iov, iovcnt);
-    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + length, 0,
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + sizeof(hdr) + length, 0,
                      ucs_min(iface->config.max_inline, iface->config.seg_size),
-                     "am_short_iov");
+                     "am_short");
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_ep_am_short_locked(iface, ep, id, hdr, buffer, length);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
+static ucs_status_t
+uct_srqud_ep_am_short_iov_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t id, const uct_iov_t *iov,
+                                 size_t iovcnt, size_t length)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_iov_iter_t iov_iter;
+    ucs_status_t status;
 
     status = uct_srqud_ep_tx_check(iface, ep);
     if (status != UCS_OK) {
@@ -410,8 +490,9 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    uct_iov_to_buffer(iov, iovcnt, NULL, uct_srqud_send_desc_neth(desc) + 1,
-                      length);
+    ucs_iov_iter_init(&iov_iter);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter,
+                      uct_srqud_send_desc_neth(desc) + 1, length);
     desc->length = sizeof(uct_srqud_neth_t) + length;
     status       = uct_srqud_ep_send_reliable(iface, ep, desc);
     if (ucs_unlikely(status != UCS_OK)) {
@@ -424,17 +505,37 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 }
 
 
-ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
-                              uct_pack_callback_t pack_cb, void *arg,
-                              unsigned flags)
+ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                       const uct_iov_t *iov, size_t iovcnt)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
     uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    uct_srqud_send_desc_t *desc;
     ucs_status_t status;
     size_t length;
 
     UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)UCT_SRQUD_MAX_IOV, "am_short_iov");
+    length = uct_iov_total_length(iov, iovcnt);
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + length, 0,
+                     ucs_min(iface->config.max_inline, iface->config.seg_size),
+                     "am_short_iov");
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_ep_am_short_iov_locked(iface, ep, id, iov, iovcnt,
+                                              length);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
+static ssize_t
+uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, uct_pack_callback_t pack_cb,
+                             void *arg)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+    size_t length;
 
     status = uct_srqud_ep_tx_check(iface, ep);
     if (status != UCS_OK) {
@@ -466,11 +567,120 @@ ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
 }
 
 
+ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                              uct_pack_callback_t pack_cb, void *arg,
+                              unsigned flags)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ssize_t ret;
+
+    UCT_CHECK_AM_ID(id);
+
+    uct_srqud_enter(iface);
+    ret = uct_srqud_ep_am_bcopy_locked(iface, ep, id, pack_cb, arg);
+    uct_srqud_leave(iface);
+    return ret;
+}
+
+
+/*
+ * am_zcopy: the header goes into the descriptor, the payload is gathered
+ * from the user's registered memory by the HCA, on the first send and on
+ * every retransmission; so the user's buffer is released (completion) only
+ * when the peer has acknowledged the packet.
+ */
+static ucs_status_t
+uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, const void *header,
+                             unsigned header_length, const uct_iov_t *iov,
+                             size_t iovcnt, size_t length,
+                             uct_completion_t *comp)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+    size_t i;
+
+    status = uct_srqud_ep_tx_check(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    desc = uct_srqud_ep_am_desc(iface, id);
+    if (desc == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memcpy(uct_srqud_send_desc_neth(desc) + 1, header, header_length);
+    desc->length = sizeof(uct_srqud_neth_t) + header_length;
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length * iov[i].count == 0) {
+            continue;
+        }
+        desc->zsge[desc->num_zsge].addr   = (uintptr_t)iov[i].buffer;
+        desc->zsge[desc->num_zsge].length = iov[i].length * iov[i].count;
+        desc->zsge[desc->num_zsge].lkey   = uct_srqud_memh_lkey(iov[i].memh);
+        ++desc->num_zsge;
+    }
+
+    status = uct_srqud_ep_send_reliable(iface, ep, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    /* set after the send succeeded: a failed send never calls it */
+    desc->comp = comp;
+    ++iface->stats.am_zcopy;
+    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
+    return UCS_INPROGRESS;
+}
+
+
+ucs_status_t uct_srqud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                   const void *header, unsigned header_length,
+                                   const uct_iov_t *iov, size_t iovcnt,
+                                   unsigned flags, uct_completion_t *comp)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status;
+    size_t i, length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)iface->config.zcopy_max_iov,
+                       "am_zcopy");
+    UCT_CHECK_LENGTH(header_length, 0, UCT_SRQUD_AM_ZCOPY_MAX_HDR,
+                     "am_zcopy header");
+    length = uct_iov_total_length(iov, iovcnt);
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + header_length + length, 0,
+                     iface->config.seg_size, "am_zcopy");
+    for (i = 0; i < iovcnt; ++i) {
+        if ((iov[i].length * iov[i].count != 0) &&
+            ((iov[i].memh == UCT_MEM_HANDLE_NULL) ||
+             ((iov[i].count > 1) && (iov[i].stride != iov[i].length)))) {
+            ucs_error("%s: am_zcopy needs registered, contiguous iov entries",
+                      iface->md->name);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_ep_am_zcopy_locked(iface, ep, id, header, header_length,
+                                          iov, iovcnt, length, comp);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
 ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                       unsigned flags)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
     uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status      = UCS_OK;
+
+    uct_srqud_enter(iface);
 
     /* Resources are there now and nothing is queued ahead: the caller may
      * send right away */
@@ -479,7 +689,8 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
         (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) <
          iface->config.tx_window) &&
         ucs_arbiter_group_is_empty(&ep->arb_group)) {
-        return UCS_ERR_BUSY;
+        status = UCS_ERR_BUSY;
+        goto out;
     }
 
     ucs_arbiter_elem_init((ucs_arbiter_elem_t*)req->priv);
@@ -487,7 +698,9 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                 (ucs_arbiter_elem_t*)req->priv);
     ucs_arbiter_group_schedule(&iface->tx.arbiter, &ep->arb_group);
     UCT_TL_EP_STAT_PEND(&ep->super);
-    return UCS_OK;
+out:
+    uct_srqud_leave(iface);
+    return status;
 }
 
 
@@ -550,24 +763,61 @@ void uct_srqud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                                 void *arg)
 {
     uct_srqud_ep_t *ep          = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface    = uct_srqud_ep_iface(ep);
     uct_srqud_purge_args_t args = {cb, arg};
 
-    ucs_arbiter_group_purge(&uct_srqud_ep_iface(ep)->tx.arbiter,
-                            &ep->arb_group, uct_srqud_ep_purge_cb, &args);
+    uct_srqud_enter(iface);
+    ucs_arbiter_group_purge(&iface->tx.arbiter, &ep->arb_group,
+                            uct_srqud_ep_purge_cb, &args);
+    uct_srqud_leave(iface);
 }
 
 
-ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
-                                uct_completion_t *comp)
+/* Queue @a comp to complete when everything sent so far is acknowledged */
+static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
+                                           uct_srqud_ep_t *ep,
+                                           uct_completion_t *comp)
 {
-    uct_srqud_ep_t *ep = ucs_derived_of(tl_ep, uct_srqud_ep_t);
     uct_srqud_ep_flush_t *flush;
 
-    if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
-        return UCS_ERR_ENDPOINT_TIMEOUT;
+    flush = ucs_malloc(sizeof(*flush), "srqud_ep_flush");
+    if (flush == NULL) {
+        return UCS_ERR_NO_MEMORY;
     }
 
-    if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+    flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
+    flush->comp = comp;
+    ucs_queue_push(&ep->tx.flushes, &flush->queue);
+    uct_srqud_ep_request_ack(iface, ep);
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          unsigned flags, uct_completion_t *comp)
+{
+    ucs_status_t status;
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
+        return ep->fail_status;
+    }
+
+    /* Cancel: give up what is not acknowledged; the ep is unusable after */
+    if (flags & UCT_FLUSH_FLAG_CANCEL) {
+        ep->flags      |= UCT_SRQUD_EP_FLAG_FAILED;
+        ep->fail_status = UCS_ERR_CANCELED;
+        uct_srqud_ep_drop_window(ep, UCS_ERR_CANCELED);
+        UCT_TL_EP_STAT_FLUSH(&ep->super);
+        return UCS_OK;
+    }
+
+    /* As UCX's ud: no flush while the ep could not send, so that it does
+     * not overtake operations that wait for resources. Pending requests
+     * are not checked: this flush may itself be one being dispatched. */
+    if (!uct_srqud_iface_has_tx_resources(iface) ||
+        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
+         iface->config.tx_window)) {
         UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
         return UCS_ERR_NO_RESOURCE;
     }
@@ -578,18 +828,111 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
     }
 
     if (comp != NULL) {
-        flush = ucs_malloc(sizeof(*flush), "srqud_ep_flush");
-        if (flush == NULL) {
-            return UCS_ERR_NO_MEMORY;
+        status = uct_srqud_ep_add_flush(iface, ep, comp);
+        if (status != UCS_OK) {
+            return status;
         }
-        flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
-        flush->comp = comp;
-        ucs_queue_push(&ep->tx.flushes, &flush->queue);
-        uct_srqud_ep_request_ack(uct_srqud_ep_iface(ep), ep);
     }
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
     return UCS_INPROGRESS;
+}
+
+
+ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                uct_completion_t *comp)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status;
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_ep_flush_locked(iface, ep, flags, comp);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
+ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
+                                       uct_completion_t *comp)
+{
+    uct_srqud_ep_t *ep;
+    unsigned count = 0;
+    ucs_status_t status;
+
+    /* Done when every endpoint's packets are acknowledged: only endpoints
+     * with unacknowledged packets are on the active list. Lingering ones
+     * (destroyed by the user) count too: their data is still on its way. */
+    if (ucs_list_is_empty(&iface->tx.active_list)) {
+        return UCS_OK;
+    }
+
+    if (comp != NULL) {
+        ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
+            status = uct_srqud_ep_add_flush(iface, ep, comp);
+            if (status != UCS_OK) {
+                return status;
+            }
+            ++count;
+        }
+        /* the caller counted one completion; each endpoint delivers one */
+        comp->count += count - 1;
+    }
+    return UCS_INPROGRESS;
+}
+
+
+/*
+ * Keepalive: a reliable packet without payload. It is retransmitted like
+ * data, so a peer that does not acknowledge it within UCX_SRQUD_TIMEOUT
+ * fails the endpoint through the error handler. An ep with packets in
+ * flight is watched already.
+ */
+ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                uct_completion_t *comp)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+
+    uct_srqud_enter(iface);
+    if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||
+        !ucs_queue_is_empty(&ep->tx.window)) {
+        status = UCS_OK;
+        goto out;
+    }
+
+    status = uct_srqud_ep_tx_check(iface, ep);
+    if (status != UCS_OK) {
+        /* no send resources: the packets using them are watched */
+        status = (status == UCS_ERR_NO_RESOURCE) ? UCS_OK : status;
+        goto out;
+    }
+
+    if (!ucs_queue_is_empty(&ep->tx.window)) {
+        ++iface->stats.keepalives; /* the CREQ just sent is the probe */
+        status = UCS_OK;
+        goto out;
+    }
+
+    desc = uct_srqud_ep_ctl_desc(iface, UCT_SRQUD_CTL_NOP);
+    if (desc == NULL) {
+        status = UCS_OK;
+        goto out;
+    }
+
+    status = uct_srqud_ep_send_reliable(iface, ep, desc);
+    if (status != UCS_OK) {
+        ucs_mpool_put_inline(desc);
+    } else {
+        ++iface->stats.keepalives;
+    }
+out:
+    uct_srqud_leave(iface);
+    return status;
 }
 
 
@@ -623,7 +966,9 @@ void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now)
 
     ucs_list_for_each_safe(ep, tmp, &iface->rx.ack_list, rx.ack_list) {
         if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_NOW) &&
-            ((now - ep->rx.ack_time) < iface->config.ack_delay)) {
+            (now != UCS_TIME_INFINITY) &&
+            (uct_srqud_time_since(now, ep->rx.ack_time) <
+             iface->config.ack_delay)) {
             continue;
         }
         ctl = (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE) ? UCT_SRQUD_CTL_CREP :
@@ -710,7 +1055,7 @@ uct_srqud_ep_create_passive(uct_srqud_iface_t *iface,
 
     it = kh_put(uct_srqud_peer, &iface->peers, *key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
-        UCS_CLASS_DELETE_FUNC_NAME(uct_srqud_ep_t)(tl_ep);
+        uct_srqud_ep_free(ep);
         return NULL;
     }
     kh_value(&iface->peers, it) = ep;
@@ -718,12 +1063,6 @@ uct_srqud_ep_create_passive(uct_srqud_iface_t *iface,
     ucs_debug("%s: passive ep %p id %u for qpn 0x%x ep %u", iface->md->name,
               ep, ep->ep_id, key->qpn, key->ep_id);
     return ep;
-}
-
-
-void uct_srqud_ep_destroy_passive(uct_srqud_ep_t *ep)
-{
-    UCS_CLASS_DELETE_FUNC_NAME(uct_srqud_ep_t)(&ep->super.super);
 }
 
 
@@ -776,53 +1115,95 @@ uct_srqud_rx_find_ep(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
 }
 
 
-void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
-                            const struct ibv_wc *wc, uct_srqud_neth_t *neth,
-                            size_t payload_len)
+/*
+ * A packet for an ep of ours that sends (acknowledgements, NACKs, the
+ * CREP). Its effects call the user back (send completions, flushes,
+ * pending requests, errors), so the async timer queues it for the user's
+ * progress instead (see uct_srqud_ep_rx_packet).
+ */
+void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            const uct_srqud_neth_t *neth)
 {
-    uct_srqud_ep_t *ep;
-    ucs_status_t status;
-    void *payload;
-
-    ep = uct_srqud_rx_find_ep(iface, desc, wc, neth);
-    if (ep == NULL) {
-        ++iface->stats.rx_dropped_malformed;
-        goto out_put;
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) &&
+        !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn)) {
+        return; /* lingering ep done and freed */
     }
 
-    if (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) {
-        uct_srqud_ep_process_ack(iface, ep, neth->ack_psn);
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
+        return;
     }
 
-    if (neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) {
-        switch (neth->ctl) {
-        case UCT_SRQUD_CTL_CREP:
-            if (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE) {
-                ep->dest_ep_id = neth->src_ep_id;
-                ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
-            }
-            break;
-        case UCT_SRQUD_CTL_ACK:
-            if (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ) {
-                uct_srqud_ep_schedule_ack(iface, ep, 1);
-            }
-            break;
-        case UCT_SRQUD_CTL_NACK:
-            /* Every packet behind a loss draws a NACK until the resent one
-             * arrives: answer once per round trip, not once per NACK */
-            if ((ucs_get_time() - ep->tx.resend_time) >=
-                iface->config.rto_min / 4) {
-                uct_srqud_ep_resend_window(iface, ep);
-                ep->tx.resend_time = ucs_get_time();
-            }
-            break;
-        default:
-            break;
+    switch (neth->ctl) {
+    case UCT_SRQUD_CTL_CREP:
+        if (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE) {
+            ep->dest_ep_id = neth->src_ep_id;
+            ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
         }
+        break;
+    case UCT_SRQUD_CTL_NACK:
+        /* Every packet behind a loss draws a NACK until the resent one
+         * arrives: answer once per round trip, not once per NACK */
+        if (uct_srqud_time_since(ucs_get_time(), ep->tx.resend_time) >=
+            iface->config.rto_min / 4) {
+            uct_srqud_ep_resend_window(iface, ep);
+            ep->tx.resend_time = ucs_get_time();
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+
+/* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
+ * one, or the first one of a new incarnation that reuses the ep id of one
+ * that is gone (then the sequence starts over) */
+static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uct_srqud_recv_desc_t *desc,
+                                 size_t payload_len)
+{
+    uint32_t conn_sn;
+
+    if (payload_len < sizeof(conn_sn)) {
+        return;
+    }
+    memcpy(&conn_sn, UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset),
+           sizeof(conn_sn));
+
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN)) {
+        ep->flags  |= UCT_SRQUD_EP_FLAG_CONN_SN;
+        ep->conn_sn = conn_sn;
+    } else if (ep->conn_sn != conn_sn) {
+        ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
+                  iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
+        ep->conn_sn     = conn_sn;
+        ep->rx.expected = 0;
+        ep->rx.unacked  = 0;
+        ep->flags      |= UCT_SRQUD_EP_FLAG_CREP_DUE;
+    }
+}
+
+
+/* A packet for a passive ep (the receiving side of a peer's active ep):
+ * in-order acceptance and acknowledgement, safe on the async timer */
+static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                    uct_srqud_recv_desc_t *desc,
+                                    const uct_srqud_neth_t *neth,
+                                    size_t payload_len)
+{
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_ACK) &&
+        (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ)) {
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
     }
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
         goto out_put;
+    }
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_CREQ)) {
+        uct_srqud_ep_rx_creq(iface, ep, desc, payload_len);
     }
 
     switch (uct_srqud_rx_classify(ep->rx.expected, neth->psn)) {
@@ -833,7 +1214,8 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
         goto out_put;
     case UCT_SRQUD_RX_GAP:
         ++iface->stats.rx_out_of_order;
-        if ((ucs_get_time() - ep->rx.nack_time) >= iface->config.rto_min / 2) {
+        if (uct_srqud_time_since(ucs_get_time(), ep->rx.nack_time) >=
+            iface->config.rto_min / 2) {
             ep->rx.nack_time = ucs_get_time();
             if (uct_srqud_ep_send_ctl(iface, ep, UCT_SRQUD_CTL_NACK,
                                       UCT_SRQUD_PACKET_FLAG_ACK) == UCS_OK) {
@@ -854,24 +1236,69 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
         goto out_put;
     }
 
-    payload = UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset);
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
-                       payload, payload_len, "RX: AM");
-    status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
-                                 payload_len, UCT_CB_PARAM_FLAG_DESC);
-    if (status == UCS_INPROGRESS) {
-        /* The user keeps the buffer and releases it with
-         * uct_iface_release_desc() */
-        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc,
-                                          iface->config.rx_headroom_offset)) =
-                &iface->release_desc;
+    if (iface->async.active) {
+        /* accepted and acknowledged; the handler runs in the user's
+         * progress, in order with what arrives later */
+        desc->ep          = NULL;
+        desc->payload_len = payload_len;
+        ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->stats.async_queued;
+        iface->async.wake_user = 1;
         return;
     }
 
+    uct_srqud_iface_deliver_am(iface, desc, payload_len);
+    return;
+
 out_put:
-    ucs_spin_lock(&iface->rx.lock);
-    ucs_mpool_put_inline(desc);
-    ucs_spin_unlock(&iface->rx.lock);
+    uct_srqud_iface_put_recv_desc(iface, desc);
+}
+
+
+void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
+                            const struct ibv_wc *wc, uct_srqud_neth_t *neth,
+                            size_t payload_len)
+{
+    uct_srqud_ep_t *ep;
+
+    ep = uct_srqud_rx_find_ep(iface, desc, wc, neth);
+    if (ep == NULL) {
+        ++iface->stats.rx_dropped_malformed;
+        uct_srqud_iface_put_recv_desc(iface, desc);
+        return;
+    }
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
+        return;
+    }
+
+    if (iface->async.active) {
+        desc->ep = ep;
+        ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->stats.async_queued;
+        iface->async.wake_user = 1;
+        return;
+    }
+
+    uct_srqud_ep_rx_active(iface, ep, neth);
+    uct_srqud_iface_put_recv_desc(iface, desc);
+}
+
+
+/* Drop queued packets of an ep that goes away */
+static void uct_srqud_ep_purge_async_rx(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep)
+{
+    uct_srqud_recv_desc_t *desc;
+    ucs_queue_iter_t iter;
+
+    ucs_queue_for_each_safe(desc, iter, &iface->async.rx_q, queue) {
+        if (desc->ep == ep) {
+            ucs_queue_del_iter(&iface->async.rx_q, iter);
+            uct_srqud_iface_put_recv_desc(iface, desc);
+        }
+    }
 }
 
 
@@ -907,7 +1334,9 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
 
     self->dest_qpn     = uct_srqud_unpack_qpn(iface_addr->qp_num);
     self->dest_ep_id   = UCT_SRQUD_EP_ID_NONE;
+    self->conn_sn      = iface->conn_sn++;
     self->flags        = 0;
+    self->fail_status  = UCS_OK;
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
     self->tx.rto       = iface->config.rto_min;
@@ -938,19 +1367,15 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
 static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
 {
     uct_srqud_iface_t *iface = uct_srqud_ep_iface(self);
-    uct_srqud_send_desc_t *desc;
     khiter_t it;
 
-    /* UCP flushes and purges pending requests before it destroys an
-     * endpoint; whatever is left is dropped here */
-    uct_srqud_ep_pending_purge(&self->super.super, NULL, NULL);
+    ucs_arbiter_group_purge(&iface->tx.arbiter, &self->arb_group,
+                            uct_srqud_ep_purge_cb,
+                            &(uct_srqud_purge_args_t){NULL, NULL});
     ucs_arbiter_group_cleanup(&self->arb_group);
 
-    ucs_queue_for_each_extract(desc, &self->tx.window, window, 1) {
-        uct_srqud_ep_window_release(desc);
-    }
-    uct_srqud_ep_complete_flushes(self, UCS_ERR_CANCELED);
-    uct_srqud_ep_deactivate(self);
+    uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
+    uct_srqud_ep_purge_async_rx(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }
@@ -967,3 +1392,79 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
 UCS_CLASS_DEFINE(uct_srqud_ep_t, uct_base_ep_t);
 UCS_CLASS_DEFINE_NEW_FUNC(uct_srqud_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DEFINE_DELETE_FUNC(uct_srqud_ep_t, uct_ep_t);
+
+
+ucs_status_t uct_srqud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(params->iface, uct_srqud_iface_t);
+    ucs_status_t status;
+
+    uct_srqud_enter(iface);
+    status = UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t)(params, ep_p);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
+/*
+ * Destroying an ep whose packets are not all acknowledged would lose them
+ * if one needs a retransmission: UCP closes endpoints in force mode without
+ * a flush, and a UCT user may destroy right after sending. So such an ep
+ * lingers, invisible to the user, until its window is acknowledged or the
+ * peer times out. An am_zcopy in the window refers to the user's memory,
+ * which the user may free after the destroy: its payload is copied into
+ * the descriptor first, and the user's completion runs now.
+ */
+void uct_srqud_ep_destroy(uct_ep_h tl_ep)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    uct_srqud_send_desc_t *desc;
+    uct_completion_t *comp;
+    void *dst;
+    uint8_t i;
+
+    uct_srqud_enter(iface);
+
+    ucs_arbiter_group_purge(&iface->tx.arbiter, &ep->arb_group,
+                            uct_srqud_ep_purge_cb,
+                            &(uct_srqud_purge_args_t){NULL, NULL});
+    uct_srqud_ep_complete_flushes(ep, UCS_ERR_CANCELED);
+
+    if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||
+        ucs_queue_is_empty(&ep->tx.window)) {
+        uct_srqud_ep_free(ep);
+        goto out;
+    }
+
+    ucs_queue_for_each(desc, &ep->tx.window, window) {
+        dst = UCS_PTR_BYTE_OFFSET(uct_srqud_send_desc_neth(desc),
+                                  desc->length);
+        for (i = 0; i < desc->num_zsge; ++i) {
+            memcpy(dst, (void*)(uintptr_t)desc->zsge[i].addr,
+                   desc->zsge[i].length);
+            dst           = UCS_PTR_BYTE_OFFSET(dst, desc->zsge[i].length);
+            desc->length += desc->zsge[i].length;
+        }
+        desc->num_zsge = 0;
+        comp           = desc->comp;
+        desc->comp     = NULL;
+        if (comp != NULL) {
+            uct_invoke_completion(comp, UCS_OK);
+        }
+    }
+
+    ep->flags |= UCT_SRQUD_EP_FLAG_LINGER;
+    ++iface->stats.ep_lingered;
+    ucs_debug("%s: ep %p destroyed with %u packets unacknowledged: lingering",
+              iface->md->name, ep,
+              uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked));
+out:
+    uct_srqud_leave(iface);
+}
+
+
+void uct_srqud_ep_destroy_internal(uct_srqud_ep_t *ep)
+{
+    uct_srqud_ep_free(ep);
+}

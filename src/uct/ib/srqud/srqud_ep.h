@@ -26,7 +26,10 @@ enum {
     UCT_SRQUD_EP_FLAG_ACK_QUEUED = UCS_BIT(4), /* in iface->rx.ack_list */
     UCT_SRQUD_EP_FLAG_ACTIVE     = UCS_BIT(5), /* in iface->tx.active_list */
     UCT_SRQUD_EP_FLAG_CREP_DUE   = UCS_BIT(6), /* passive: CREP not yet sent */
-    UCT_SRQUD_EP_FLAG_ACK_NOW    = UCS_BIT(7)  /* the queued ack may not wait */
+    UCT_SRQUD_EP_FLAG_ACK_NOW    = UCS_BIT(7), /* the queued ack may not wait */
+    UCT_SRQUD_EP_FLAG_LINGER     = UCS_BIT(8), /* destroyed by the user, kept
+                                                  until its data is acked */
+    UCT_SRQUD_EP_FLAG_CONN_SN    = UCS_BIT(9)  /* passive: conn_sn is known */
 };
 
 
@@ -44,7 +47,12 @@ typedef struct uct_srqud_ep {
     uint32_t                 dest_qpn;
     uint32_t                 ep_id;        /* index in iface->eps */
     uint32_t                 dest_ep_id;   /* remote id, or EP_ID_NONE */
+    /* Incarnation: an active ep's number, sent in its CREQ; a passive ep
+     * keeps its peer's. An ep id is reused after its ep is gone, so a CREQ
+     * with another number from the same (address, ep id) starts over. */
+    uint32_t                 conn_sn;
     uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
+    ucs_status_t             fail_status;  /* with FLAG_FAILED */
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
         uct_srqud_psn_t      acked;        /* last acknowledged psn */
@@ -70,6 +78,11 @@ typedef struct uct_srqud_ep {
 UCS_CLASS_DECLARE_NEW_FUNC(uct_srqud_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_srqud_ep_t, uct_ep_t);
 
+/* uct_ep_create / uct_ep_destroy (which lingers, see srqud_ep.c) */
+ucs_status_t uct_srqud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p);
+
+void uct_srqud_ep_destroy(uct_ep_h tl_ep);
+
 
 ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
                                    const void *buffer, unsigned length);
@@ -80,6 +93,14 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                               uct_pack_callback_t pack_cb, void *arg,
                               unsigned flags);
+
+ucs_status_t uct_srqud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                   const void *header, unsigned header_length,
+                                   const uct_iov_t *iov, size_t iovcnt,
+                                   unsigned flags, uct_completion_t *comp);
+
+ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                uct_completion_t *comp);
 
 ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                       unsigned flags);
@@ -94,13 +115,18 @@ ucs_arbiter_cb_result_t
 uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                               ucs_arbiter_elem_t *elem, void *arg);
 
+/* Flush of every endpoint of the interface (called locked) */
+ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
+                                       uct_completion_t *comp);
+
 /* Receive path: a checked packet for this interface */
 void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
                             const struct ibv_wc *wc, uct_srqud_neth_t *neth,
                             size_t payload_len);
 
 /* Send acknowledgements owed by passive endpoints: the urgent ones, and
- * those delayed for UCX_SRQUD_ACK_DELAY by @a now */
+ * those delayed for UCX_SRQUD_ACK_DELAY by @a now (all of them if @a now is
+ * UCS_TIME_INFINITY) */
 void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now);
 
 /* Ask the peer of every endpoint with unacknowledged packets to ack now */
@@ -109,10 +135,15 @@ void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 /* Retransmission timers and peer failure detection */
 void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now);
 
+/* A packet for an active ep that the async timer queued */
+void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            const uct_srqud_neth_t *neth);
+
 /* Send completion of a descriptor */
 void uct_srqud_send_desc_completed(uct_srqud_iface_t *iface,
                                    uct_srqud_send_desc_t *desc);
 
-void uct_srqud_ep_destroy_passive(uct_srqud_ep_t *ep);
+/* Free an ep at interface close (passive and lingering ones) */
+void uct_srqud_ep_destroy_internal(uct_srqud_ep_t *ep);
 
 #endif

@@ -10,6 +10,7 @@
 #include "srqud_ep.h"
 #include "srqud_gid.h"
 #include "srqud_srq.h"
+#include "srqud_rel.h"
 
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
@@ -117,6 +118,13 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "An endpoint whose peer acknowledges nothing for this long fails with\n"
      "UCS_ERR_ENDPOINT_TIMEOUT (reported through the error handler).",
      ucs_offsetof(uct_srqud_iface_config_t, peer_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"ASYNC_TICK", "10ms",
+     "While the application does not progress the worker, UCX's async thread\n"
+     "runs this often to acknowledge peers' packets and retransmit lost ones,\n"
+     "so that a rank that computes is not taken for dead. At most RTO_MIN,\n"
+     "or peers retransmit before the acknowledgement comes.",
+     ucs_offsetof(uct_srqud_iface_config_t, async_tick), UCS_CONFIG_TYPE_TIME},
 
     {"FAULT_TX_DROP", "0",
      "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
@@ -284,6 +292,12 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
                   config->peer_timeout);
         return UCS_ERR_INVALID_PARAM;
     }
+    if (!(config->async_tick > 0) || (config->async_tick > config->rto_min)) {
+        ucs_error("%s: UCX_SRQUD_ASYNC_TICK (%.3fs) must be positive and at "
+                  "most UCX_SRQUD_RTO_MIN (%.3fs)", iface->md->name,
+                  config->async_tick, config->rto_min);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (!(config->fault_tx_drop >= 0) || (config->fault_tx_drop > 0.5) ||
         !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5)) {
         ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g) and UCX_SRQUD_FAULT_TX_DUP "
@@ -318,15 +332,51 @@ static void uct_srqud_iface_send_desc_init(uct_iface_h tl_iface, void *obj,
 }
 
 
+void uct_srqud_iface_put_recv_desc(uct_srqud_iface_t *iface,
+                                   uct_srqud_recv_desc_t *desc)
+{
+    /* the LIMIT thread takes buffers from the same pool */
+    ucs_spin_lock(&iface->rx.lock);
+    ucs_mpool_put_inline(desc);
+    ucs_spin_unlock(&iface->rx.lock);
+}
+
+
 static void uct_srqud_iface_release_desc(uct_recv_desc_t *self, void *desc)
 {
     uct_srqud_iface_t *iface = ucs_container_of(self, uct_srqud_iface_t,
                                                 release_desc);
 
-    ucs_spin_lock(&iface->rx.lock);
-    ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc,
-                                             -(ptrdiff_t)iface->config.rx_headroom_offset));
-    ucs_spin_unlock(&iface->rx.lock);
+    uct_srqud_iface_put_recv_desc(iface,
+            UCS_PTR_BYTE_OFFSET(desc,
+                                -(ptrdiff_t)iface->config.rx_headroom_offset));
+}
+
+
+void uct_srqud_iface_deliver_am(uct_srqud_iface_t *iface,
+                                uct_srqud_recv_desc_t *desc,
+                                size_t payload_len)
+{
+    const uct_srqud_neth_t *neth = UCS_PTR_BYTE_OFFSET(
+            uct_srqud_iface_rx_hdr(iface, desc), UCT_SRQUD_GRH_LEN);
+    void *payload = UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset);
+    ucs_status_t status;
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
+                       payload, payload_len, "RX: AM");
+    status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
+                                 payload_len, UCT_CB_PARAM_FLAG_DESC);
+    if (status == UCS_INPROGRESS) {
+        /* The user keeps the buffer and releases it with
+         * uct_iface_release_desc(); from here on the bytes before the
+         * payload are the user's headroom */
+        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc,
+                                          iface->config.rx_headroom_offset)) =
+                &iface->release_desc;
+        return;
+    }
+
+    uct_srqud_iface_put_recv_desc(iface, desc);
 }
 
 
@@ -449,7 +499,8 @@ void uct_srqud_iface_srq_event(uct_srqud_iface_t *iface,
      * is not keeping up, so keep more buffers posted (as MVAPICH2 does) */
     grow = 0;
     if ((iface->rx.last_limit_event != 0) &&
-        ((now - iface->rx.last_limit_event) < ucs_time_from_msec(10)) &&
+        (uct_srqud_time_since(now, iface->rx.last_limit_event) <
+         ucs_time_from_msec(10)) &&
         (iface->rx.target < iface->config.srq_max_size)) {
         grow = ucs_min(iface->rx.target / 4 + 1,
                        iface->config.srq_max_size - iface->rx.target);
@@ -577,9 +628,31 @@ static void uct_srqud_iface_rx_one(uct_srqud_iface_t *iface,
     return;
 
 out_put:
-    ucs_spin_lock(&iface->rx.lock);
-    ucs_mpool_put_inline(desc);
-    ucs_spin_unlock(&iface->rx.lock);
+    uct_srqud_iface_put_recv_desc(iface, desc);
+}
+
+
+/* What the async timer accepted, in arrival order, before anything newer */
+static unsigned uct_srqud_iface_async_rx_dispatch(uct_srqud_iface_t *iface)
+{
+    uct_srqud_recv_desc_t *desc;
+    unsigned count = 0;
+
+    while (!ucs_queue_is_empty(&iface->async.rx_q)) {
+        desc = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
+                                             uct_srqud_recv_desc_t, queue);
+        if (desc->ep == NULL) {
+            uct_srqud_iface_deliver_am(iface, desc, desc->payload_len);
+        } else {
+            uct_srqud_ep_rx_active(iface, desc->ep,
+                                   UCS_PTR_BYTE_OFFSET(
+                                       uct_srqud_iface_rx_hdr(iface, desc),
+                                       UCT_SRQUD_GRH_LEN));
+            uct_srqud_iface_put_recv_desc(iface, desc);
+        }
+        ++count;
+    }
+    return count;
 }
 
 
@@ -588,6 +661,11 @@ static unsigned uct_srqud_iface_rx_progress(uct_srqud_iface_t *iface)
     struct ibv_wc wcs[64];
     unsigned i, count;
     int ret;
+
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->async.rx_q)) &&
+        !iface->async.active) {
+        return uct_srqud_iface_async_rx_dispatch(iface);
+    }
 
     count = iface->rx.stash_count;
     for (i = 0; i < count; ++i) {
@@ -663,50 +741,42 @@ static uint32_t uct_srqud_iface_fault_rand(uct_srqud_iface_t *iface)
 }
 
 
-ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
-                                       struct ibv_ah *ah, uint32_t dest_qpn,
-                                       uct_srqud_send_desc_t *desc)
+/* Post one send work request (fault injection for tests applies here);
+ * @a desc, if any, is freed by the completion */
+static ucs_status_t uct_srqud_iface_post_wr(uct_srqud_iface_t *iface,
+                                           struct ibv_send_wr *wr,
+                                           uct_srqud_send_desc_t *desc)
 {
-    struct ibv_send_wr wr[2], *bad_wr;
-    struct ibv_sge sge;
+    struct ibv_send_wr dup_wr, *bad_wr;
     int ret, num_wr = 1;
 
     /* Fault injection (tests): the packet is "sent" and lost on the wire */
     if (ucs_unlikely(iface->config.fault_drop != 0) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
         ++iface->stats.fault_dropped;
-        if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
             ucs_mpool_put_inline(desc);
         }
         return UCS_OK;
     }
 
-    sge.addr                = (uintptr_t)uct_srqud_send_desc_neth(desc);
-    sge.length              = desc->length;
-    sge.lkey                = desc->lkey;
-    wr[0].wr_id             = iface->tx.sn + 1;
-    wr[0].next              = NULL;
-    wr[0].sg_list           = &sge;
-    wr[0].num_sge           = 1;
-    wr[0].opcode            = IBV_WR_SEND;
     /* Every send is signaled: completions then come in posting order, and
      * the sequence number frees descriptors without a per-WQE table */
-    wr[0].send_flags        = IBV_SEND_SIGNALED |
-                              ((desc->length <= iface->config.max_inline) ?
-                               IBV_SEND_INLINE : 0);
-    wr[0].wr.ud.ah          = ah;
-    wr[0].wr.ud.remote_qpn  = dest_qpn;
-    wr[0].wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+    wr->wr_id              = iface->tx.sn + 1;
+    wr->next               = NULL;
+    wr->opcode             = IBV_WR_SEND;
+    wr->send_flags        |= IBV_SEND_SIGNALED;
+    wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
 
     /* Fault injection (tests): the same packet twice; the descriptor is
      * released by the completion of the second */
     if (ucs_unlikely(iface->config.fault_dup != 0) &&
         (iface->tx.available >= 2) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
-        wr[1]       = wr[0];
-        wr[1].wr_id = iface->tx.sn + 2;
-        wr[0].next  = &wr[1];
-        num_wr      = 2;
+        dup_wr       = *wr;
+        dup_wr.wr_id = iface->tx.sn + 2;
+        wr->next     = &dup_wr;
+        num_wr       = 2;
         ++iface->stats.fault_duplicated;
     }
 
@@ -719,11 +789,58 @@ ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
 
     iface->tx.sn        += num_wr;
     iface->tx.available -= num_wr;
-    desc->sn             = iface->tx.sn;
-    desc->flags         |= UCT_SRQUD_DESC_FLAG_IN_SQ;
-    ucs_queue_push(&iface->tx.outstanding, &desc->queue);
     ++iface->stats.tx_packets;
+    if (desc != NULL) {
+        desc->sn     = iface->tx.sn;
+        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    }
     return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
+                                       struct ibv_ah *ah, uint32_t dest_qpn,
+                                       uct_srqud_send_desc_t *desc)
+{
+    struct ibv_sge sge[1 + UCT_SRQUD_MAX_IOV];
+    struct ibv_send_wr wr;
+    uint8_t i;
+
+    sge[0].addr = (uintptr_t)uct_srqud_send_desc_neth(desc);
+    sge[0].length = desc->length;
+    sge[0].lkey = desc->lkey;
+    for (i = 0; i < desc->num_zsge; ++i) {
+        sge[1 + i] = desc->zsge[i]; /* am_zcopy payload in user memory */
+    }
+    wr.sg_list          = sge;
+    wr.num_sge          = 1 + desc->num_zsge;
+    wr.send_flags       = ((desc->num_zsge == 0) &&
+                           (desc->length <= iface->config.max_inline)) ?
+                          IBV_SEND_INLINE : 0;
+    wr.wr.ud.ah         = ah;
+    wr.wr.ud.remote_qpn = dest_qpn;
+    return uct_srqud_iface_post_wr(iface, &wr, desc);
+}
+
+
+ucs_status_t uct_srqud_iface_post_inline(uct_srqud_iface_t *iface,
+                                         struct ibv_ah *ah, uint32_t dest_qpn,
+                                         const void *packet, size_t length)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    ucs_assert(length <= iface->config.max_inline);
+    sge.addr            = (uintptr_t)packet;
+    sge.length          = length;
+    sge.lkey            = 0; /* inline data needs no key */
+    wr.sg_list          = &sge;
+    wr.num_sge          = 1;
+    wr.send_flags       = IBV_SEND_INLINE;
+    wr.wr.ud.ah         = ah;
+    wr.wr.ud.remote_qpn = dest_qpn;
+    return uct_srqud_iface_post_wr(iface, &wr, NULL);
 }
 
 
@@ -754,7 +871,8 @@ static unsigned uct_srqud_iface_tx_progress(uct_srqud_iface_t *iface)
         count += ret;
     }
 
-    if (count > 0) {
+    /* pending requests call the user: not from the async timer */
+    if ((count > 0) && !iface->async.active) {
         uct_srqud_iface_progress_pending(iface);
     }
     return count;
@@ -770,11 +888,10 @@ void uct_srqud_iface_progress_pending(uct_srqud_iface_t *iface)
 }
 
 
-static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
+static unsigned uct_srqud_iface_progress_locked(uct_srqud_iface_t *iface,
+                                                ucs_time_t now)
 {
-    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
     unsigned count;
-    ucs_time_t now;
 
     count = uct_srqud_iface_rx_progress(iface) +
             uct_srqud_iface_tx_progress(iface);
@@ -784,7 +901,6 @@ static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
         return count;
     }
 
-    now = ucs_get_time();
     if (!ucs_list_is_empty(&iface->rx.ack_list)) {
         uct_srqud_iface_send_acks(iface, now);
     }
@@ -793,7 +909,9 @@ static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
         if (now >= iface->tx.next_timer) {
             uct_srqud_iface_check_timers(iface, now);
             iface->tx.next_timer = now + iface->config.rto_min / 4;
-            uct_srqud_iface_progress_pending(iface);
+            if (!iface->async.active) {
+                uct_srqud_iface_progress_pending(iface);
+            }
         }
     }
 
@@ -801,39 +919,79 @@ static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
 }
 
 
+static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    ucs_time_t now;
+    unsigned count;
+
+    uct_srqud_enter(iface);
+    /* read the clock under the lock: the async timer may have stamped
+     * endpoints while this thread waited for it */
+    now                        = ucs_get_time();
+    iface->async.last_progress = now;
+    count = uct_srqud_iface_progress_locked(iface, now);
+    uct_srqud_leave(iface);
+    return count;
+}
+
+
+/*
+ * The async timer: UCX's async thread, under the worker's async lock.
+ * While the user progresses the interface it has nothing to do. Otherwise
+ * it receives (accepting and acknowledging in order, queueing what must
+ * reach the user), sends owed acknowledgements and retransmits.
+ */
+static void uct_srqud_iface_async_timer(int id, ucs_event_set_types_t events,
+                                        void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+    ucs_time_t now           = ucs_get_time();
+    unsigned count = 0, n;
+
+    if (uct_srqud_time_since(now, iface->async.last_progress) <
+        iface->async.tick) {
+        return;
+    }
+
+    iface->async.active    = 1;
+    iface->async.wake_user = 0;
+    do {
+        n      = uct_srqud_iface_progress_locked(iface, now);
+        count += n;
+    } while ((n > 0) && (count < iface->config.rx_cq_len));
+    iface->async.active = 0;
+
+    if (count > 0) {
+        ++iface->stats.async_progress;
+    }
+
+    /* Packets queued for the user's handlers, or a peer that timed out: a
+     * user asleep in its event loop (UCP's wakeup) must come and look. A
+     * completion already raised an event on the CQ channel; a timeout
+     * raises none. */
+    if (iface->async.wake_user && (iface->async.event_cb != NULL)) {
+        iface->async.event_cb(iface->async.event_arg, 0);
+    }
+}
+
+
 ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                    uct_completion_t *comp)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
-    uct_srqud_ep_flush_t *flush;
-    uct_srqud_ep_t *ep;
-    unsigned count = 0;
+    ucs_status_t status;
 
-    /* Done when every endpoint's packets are acknowledged: only endpoints
-     * with unacknowledged packets are on the active list */
-    if (ucs_list_is_empty(&iface->tx.active_list)) {
+    uct_srqud_enter(iface);
+    status = uct_srqud_iface_flush_eps(iface, comp);
+    uct_srqud_leave(iface);
+
+    if (status == UCS_OK) {
         UCT_TL_IFACE_STAT_FLUSH(&iface->super);
-        return UCS_OK;
+    } else if (status == UCS_INPROGRESS) {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
     }
-
-    if (comp != NULL) {
-        ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
-            flush = ucs_malloc(sizeof(*flush), "srqud_ep_flush");
-            if (flush == NULL) {
-                return UCS_ERR_NO_MEMORY;
-            }
-            flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
-            flush->comp = comp;
-            ucs_queue_push(&ep->tx.flushes, &flush->queue);
-            uct_srqud_ep_request_ack(iface, ep);
-            ++count;
-        }
-        /* the caller counted one completion; each endpoint delivers one */
-        comp->count += count - 1;
-    }
-
-    UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
-    return UCS_INPROGRESS;
+    return status;
 }
 
 
@@ -870,10 +1028,9 @@ static int uct_srqud_iface_arm_cq(uct_srqud_iface_t *iface, struct ibv_cq *cq,
 }
 
 
-static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
-                                              unsigned events)
+static ucs_status_t uct_srqud_iface_event_arm_locked(uct_srqud_iface_t *iface,
+                                                     unsigned events)
 {
-    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
     struct ibv_cq *cq;
     void *cq_ctx;
     int ret;
@@ -883,7 +1040,8 @@ static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
         ibv_ack_cq_events(cq, 1);
     }
 
-    if ((iface->rx.stash_count > 0) || (iface->tx.stash_count > 0)) {
+    if ((iface->rx.stash_count > 0) || (iface->tx.stash_count > 0) ||
+        !ucs_queue_is_empty(&iface->async.rx_q)) {
         return UCS_ERR_BUSY;
     }
 
@@ -892,11 +1050,15 @@ static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
         return UCS_ERR_BUSY;
     }
 
-    /* Owed acknowledgements and unacknowledged packets need the progress
-     * loop (the retransmission timer runs there), so do not sleep */
-    if (!ucs_list_is_empty(&iface->rx.ack_list) ||
-        !ucs_list_is_empty(&iface->tx.active_list)) {
-        return UCS_ERR_BUSY;
+    /* The user goes to sleep: acknowledgements held back for a reply to
+     * carry go now. Unacknowledged packets of ours need no polling: an
+     * acknowledgement arrives on the armed receive CQ, and the async timer
+     * retransmits while the user sleeps. */
+    if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+        uct_srqud_iface_send_acks(iface, UCS_TIME_INFINITY);
+        if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+            return UCS_ERR_BUSY; /* no send resources for them yet */
+        }
     }
 
     if (events & UCT_EVENT_RECV) {
@@ -916,6 +1078,19 @@ static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
     }
 
     return UCS_OK;
+}
+
+
+static ucs_status_t uct_srqud_iface_event_arm(uct_iface_h tl_iface,
+                                              unsigned events)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    ucs_status_t status;
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_iface_event_arm_locked(iface, events);
+    uct_srqud_leave(iface);
+    return status;
 }
 
 
@@ -962,18 +1137,29 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
 
     iface_attr->cap.flags       = UCT_IFACE_FLAG_AM_SHORT |
                                   UCT_IFACE_FLAG_AM_BCOPY |
+                                  UCT_IFACE_FLAG_AM_ZCOPY |
+                                  UCT_IFACE_FLAG_EP_CHECK |
                                   UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                                   UCT_IFACE_FLAG_PENDING |
                                   UCT_IFACE_FLAG_CB_SYNC |
                                   UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
-                                  UCT_IFACE_FLAG_EVENT_FD;
+                                  UCT_IFACE_FLAG_EVENT_FD |
+                                  UCT_IFACE_FLAG_EVENT_ASYNC_CB;
 
     iface_attr->cap.am.max_short = ucs_min(iface->config.max_inline,
                                            iface->config.seg_size) -
                                    sizeof(uct_srqud_neth_t);
     iface_attr->cap.am.max_bcopy = max_packet;
+    /* am_short_iov copies the vector into the packet; am_zcopy gathers it
+     * with one scatter/gather entry each, after the headers */
+    iface_attr->cap.am.max_iov   = iface->config.zcopy_max_iov;
+    iface_attr->cap.am.max_zcopy = max_packet;
+    iface_attr->cap.am.min_zcopy = 0;
+    iface_attr->cap.am.max_hdr   = ucs_min(UCT_SRQUD_AM_ZCOPY_MAX_HDR,
+                                           max_packet);
+    iface_attr->cap.am.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
     iface_attr->cap.am.align_mtu = uct_srqud_mtu_bytes(iface->path_mtu);
 
     iface_attr->device_addr_len  = sizeof(uct_srqud_device_addr_t);
@@ -1051,7 +1237,9 @@ static ucs_status_t uct_srqud_iface_create_qp(uct_srqud_iface_t *iface,
     qp_init_attr.srq                 = iface->srq;
     qp_init_attr.sq_sig_all          = 0;
     qp_init_attr.cap.max_send_wr     = config->tx_queue_len;
-    qp_init_attr.cap.max_send_sge    = 3;
+    /* the descriptor (headers) and the am_zcopy payload entries */
+    qp_init_attr.cap.max_send_sge    = ucs_min(1 + UCT_SRQUD_MAX_IOV,
+                                               iface->md->dev_attr.max_sge);
     qp_init_attr.cap.max_inline_data = 128;
 
     iface->qp = ibv_create_qp(iface->md->pd, &qp_init_attr);
@@ -1065,8 +1253,10 @@ static ucs_status_t uct_srqud_iface_create_qp(uct_srqud_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    iface->config.max_inline = qp_init_attr.cap.max_inline_data;
-    iface->config.tx_qlen    = qp_init_attr.cap.max_send_wr;
+    iface->config.max_inline    = qp_init_attr.cap.max_inline_data;
+    iface->config.tx_qlen       = qp_init_attr.cap.max_send_wr;
+    iface->config.zcopy_max_iov = ucs_min(qp_init_attr.cap.max_send_sge,
+                                          1 + UCT_SRQUD_MAX_IOV) - 1;
 
     memset(&qp_attr, 0, sizeof(qp_attr));
     qp_attr.qp_state   = IBV_QPS_INIT;
@@ -1158,7 +1348,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     uct_srqud_md_t *md = ucs_derived_of(tl_md, uct_srqud_md_t);
     struct ibv_port_attr port_attr;
     struct ibv_srq_init_attr srq_init_attr;
-    size_t rx_headroom, hdr_len, mtu;
+    size_t rx_headroom, hdr_len, mtu, am_align, am_align_offset;
     ucs_status_t status;
     int flags;
 
@@ -1195,6 +1385,13 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->tx.active_list);
     ucs_list_head_init(&self->rx.ack_list);
     self->tx.next_timer    = 0;
+    self->async.timer_id   = -1;
+    self->async.active     = 0;
+    self->async.wake_user  = 0;
+    uct_iface_set_async_event_params(params, &self->async.event_cb,
+                                     &self->async.event_arg);
+    self->async.last_progress = 0;
+    ucs_queue_head_init(&self->async.rx_q);
     ucs_ptr_array_init(&self->eps, "srqud_eps");
     kh_init_inplace(uct_srqud_peer, &self->peers);
     ucs_arbiter_init(&self->tx.arbiter);
@@ -1202,6 +1399,12 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     kh_init_inplace(uct_srqud_ah, &self->ah_hash);
     memset(&self->stats, 0, sizeof(self->stats));
     self->release_desc.cb = uct_srqud_iface_release_desc;
+
+    if (self->super.worker->async == NULL) {
+        ucs_error("srqud: the UCT worker needs an async context");
+        status = UCS_ERR_INVALID_PARAM;
+        goto err;
+    }
 
     status = uct_srqud_parse_dev_name(params->mode.device.dev_name, md->name,
                                       &self->port_num);
@@ -1261,9 +1464,13 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.ack_delay     = ucs_time_from_sec(config->ack_delay);
     self->config.rto_max       = ucs_time_from_sec(config->rto_max);
     self->config.peer_timeout  = ucs_time_from_sec(config->peer_timeout);
+    self->async.tick           = ucs_time_from_sec(config->async_tick);
     self->config.fault_drop    = (uint32_t)(config->fault_tx_drop * 4294967295.0);
     self->config.fault_dup     = (uint32_t)(config->fault_tx_dup * 4294967295.0);
     self->fault_rand           = ucs_get_time() | 1;
+    /* random start: a process that reuses a dead one's QP number and ep
+     * ids must not look like that process to its peers */
+    self->conn_sn              = ucs_generate_uuid((uintptr_t)self);
     if (self->config.fault_drop || self->config.fault_dup) {
         ucs_warn("%s: fault injection on: dropping %g and duplicating %g of "
                  "sent packets", md->name, config->fault_tx_drop,
@@ -1332,12 +1539,21 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.rx_headroom_offset = self->config.rx_payload_offset -
                                       rx_headroom;
 
+    /* The payload is aligned as the user asks (UCT_IFACE_PARAM_FIELD_AM_
+     * ALIGNMENT), by default to a cache line */
+    status = uct_iface_param_am_alignment(params, self->config.seg_size,
+                                          self->config.rx_payload_offset,
+                                          self->config.rx_payload_offset,
+                                          &am_align, &am_align_offset);
+    if (status != UCS_OK) {
+        goto err_destroy_qp;
+    }
+
     status = uct_iface_mpool_init(&self->super, &self->rx.mp,
                                   self->config.rx_payload_offset +
                                   self->config.seg_size -
                                   sizeof(uct_srqud_neth_t),
-                                  self->config.rx_payload_offset,
-                                  UCS_SYS_CACHE_LINE_SIZE, &config->rx_mp,
+                                  am_align_offset, am_align, &config->rx_mp,
                                   config->srq_size,
                                   uct_srqud_iface_recv_desc_init, "srqud_rx");
     if (status != UCS_OK) {
@@ -1376,6 +1592,16 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     }
     status = uct_srqud_iface_arm_srq(self);
     if (status != UCS_OK) {
+        goto err_cleanup_tx_mp;
+    }
+
+    status = ucs_async_add_timer(self->super.worker->async->mode, self->async.tick,
+                                 uct_srqud_iface_async_timer, self,
+                                 self->super.worker->async,
+                                 &self->async.timer_id);
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to add the async progress timer: %s", md->name,
+                  ucs_status_string(status));
         goto err_cleanup_tx_mp;
     }
 
@@ -1423,17 +1649,30 @@ err:
 
 static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
 {
+    uct_srqud_recv_desc_t *rdesc;
     uct_srqud_send_desc_t *desc;
     uct_srqud_ep_t *ep;
     struct ibv_ah *ah;
+    unsigned i;
 
-    /* After this, the async thread no longer sees the interface */
+    /* After this, the async thread no longer sees the interface: the
+     * removal waits for a running timer callback */
+    ucs_async_remove_handler(self->async.timer_id, 1);
     uct_srqud_md_iface_detach(self->md, self);
 
-    /* Passive endpoints belong to the interface */
-    kh_foreach_value(&self->peers, ep, uct_srqud_ep_destroy_passive(ep));
+    uct_srqud_enter(self);
+    ucs_queue_for_each_extract(rdesc, &self->async.rx_q, queue, 1) {
+        uct_srqud_iface_put_recv_desc(self, rdesc);
+    }
+
+    /* Passive endpoints belong to the interface, and so do endpoints the
+     * user destroyed that were still lingering */
+    ucs_ptr_array_for_each(ep, i, &self->eps) {
+        uct_srqud_ep_destroy_internal(ep);
+    }
     kh_destroy_inplace(uct_srqud_peer, &self->peers);
     ucs_ptr_array_cleanup(&self->eps, 0);
+    uct_srqud_leave(self);
 
     ucs_debug("%s:%d: srqud iface %p closing: rx %lu dropped %lu tx %lu "
               "srq_limit_events %lu retransmits %lu dups %lu gaps %lu acks %lu "
@@ -1485,13 +1724,14 @@ static uct_iface_ops_t uct_srqud_iface_tl_ops = {
     .ep_am_short              = uct_srqud_ep_am_short,
     .ep_am_short_iov          = uct_srqud_ep_am_short_iov,
     .ep_am_bcopy              = uct_srqud_ep_am_bcopy,
+    .ep_am_zcopy              = uct_srqud_ep_am_zcopy,
     .ep_pending_add           = uct_srqud_ep_pending_add,
     .ep_pending_purge         = uct_srqud_ep_pending_purge,
     .ep_flush                 = uct_srqud_ep_flush,
     .ep_fence                 = uct_base_ep_fence,
-    .ep_check                 = (uct_ep_check_func_t)ucs_empty_function_return_unsupported,
-    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t),
-    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_srqud_ep_t),
+    .ep_check                 = uct_srqud_ep_check,
+    .ep_create                = uct_srqud_ep_create,
+    .ep_destroy               = uct_srqud_ep_destroy,
     .ep_get_address           = (uct_ep_get_address_func_t)ucs_empty_function_return_unsupported,
     .ep_connect_to_ep         = (uct_ep_connect_to_ep_func_t)ucs_empty_function_return_unsupported,
     .iface_flush              = uct_srqud_iface_flush,

@@ -21,6 +21,7 @@
 #include <ucs/datastruct/queue.h>
 #include <ucs/datastruct/ptr_array.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/async/async.h>
 #include <ucs/time/time.h>
 #include <ucs/type/spinlock.h>
 #include <infiniband/verbs.h>
@@ -54,6 +55,7 @@ typedef struct uct_srqud_iface_config {
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */
+    double                   async_tick;     /* async progress period, s */
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */
 } uct_srqud_iface_config_t;
@@ -72,8 +74,12 @@ typedef struct uct_srqud_iface_config {
  * that UCP may use the same bytes as its headroom (uct_recv_desc_t pointer
  * and user headroom end exactly at the payload). */
 typedef struct uct_srqud_recv_desc {
+    ucs_queue_elem_t         queue;        /* in iface->async.rx_q */
+    struct uct_srqud_ep      *ep;          /* queued: its active ep, or NULL
+                                              for an AM to deliver */
+    uint32_t                 payload_len;  /* queued AM */
     uint32_t                 lkey;
-} UCS_S_PACKED uct_srqud_recv_desc_t;
+} uct_srqud_recv_desc_t;
 
 
 enum {
@@ -83,14 +89,20 @@ enum {
 
 
 /* Send descriptor, followed by the packet (network header first). It is
- * freed when it is neither on the send queue nor in an ep's window. */
+ * freed when it is neither on the send queue nor in an ep's window.
+ * am_zcopy: the packet in the descriptor is only the headers; the payload
+ * stays in the user's memory, gathered by zsge[] on every (re)send, and the
+ * user's completion runs when the peer has acknowledged it. */
 typedef struct uct_srqud_send_desc {
     ucs_queue_elem_t         queue;   /* in tx.outstanding while IN_SQ */
     ucs_queue_elem_t         window;  /* in ep->tx.window while IN_WINDOW */
     uint64_t                 sn;      /* send sequence number of its WQE */
+    uct_completion_t         *comp;   /* am_zcopy: user completion */
     uint32_t                 lkey;
-    uint16_t                 length;  /* packet length, header included */
+    uint16_t                 length;  /* bytes in the descriptor, neth incl. */
     uint8_t                  flags;
+    uint8_t                  num_zsge;/* am_zcopy: user memory entries */
+    struct ibv_sge           zsge[UCT_SRQUD_MAX_IOV];
 } uct_srqud_send_desc_t;
 
 
@@ -203,6 +215,7 @@ struct uct_srqud_iface {
         unsigned             rx_post_batch;
         size_t               seg_size;    /* payload of one packet, neth incl. */
         size_t               max_inline;
+        unsigned             zcopy_max_iov; /* am_zcopy payload entries */
         unsigned             rx_payload_offset;
         unsigned             rx_hdr_offset;
         unsigned             rx_headroom_offset;
@@ -220,6 +233,23 @@ struct uct_srqud_iface {
     } config;
 
     uint64_t                 fault_rand;   /* xorshift state */
+    uint32_t                 conn_sn;      /* next active ep's incarnation */
+
+    /* Progress on UCX's async thread while the user does not progress
+     * (as UCX's ud does): peers' packets are acknowledged and timers run
+     * even while the application computes; what would call the user back
+     * (AM handlers, completions of our own sends) is queued for the next
+     * user progress. Everything is under the worker's async lock. */
+    struct {
+        int                  timer_id;
+        ucs_time_t           tick;
+        ucs_time_t           last_progress; /* of the user's progress */
+        int                  active;        /* in the timer callback */
+        int                  wake_user;     /* it found work for the user */
+        ucs_queue_head_t     rx_q;          /* uct_srqud_recv_desc_t */
+        uct_async_event_cb_t event_cb;      /* wakes a sleeping user (UCP) */
+        void                 *event_arg;
+    } async;
 
     uct_srqud_iface_stats_t  stats;
 
@@ -228,6 +258,15 @@ struct uct_srqud_iface {
 
 
 ucs_status_t uct_srqud_iface_srq_post(uct_srqud_iface_t *iface, unsigned max);
+
+/* Give a receive buffer back to the pool */
+void uct_srqud_iface_put_recv_desc(uct_srqud_iface_t *iface,
+                                   uct_srqud_recv_desc_t *desc);
+
+/* Invoke the AM handler for a received packet */
+void uct_srqud_iface_deliver_am(uct_srqud_iface_t *iface,
+                                uct_srqud_recv_desc_t *desc,
+                                size_t payload_len);
 
 /* Link bandwidth of a port, bytes per second */
 double uct_srqud_port_bandwidth(const struct ibv_port_attr *port_attr);
@@ -247,6 +286,27 @@ ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
 ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
                                        struct ibv_ah *ah, uint32_t dest_qpn,
                                        uct_srqud_send_desc_t *desc);
+
+/* A packet copied into the work request (control packets): needs no
+ * descriptor, so acknowledgements go out even when every descriptor is
+ * waiting in a window for one */
+ucs_status_t uct_srqud_iface_post_inline(uct_srqud_iface_t *iface,
+                                         struct ibv_ah *ah, uint32_t dest_qpn,
+                                         const void *packet, size_t length);
+
+
+/* Every entry point runs under the worker's async lock, which the async
+ * progress timer also holds */
+static UCS_F_ALWAYS_INLINE void uct_srqud_enter(uct_srqud_iface_t *iface)
+{
+    UCS_ASYNC_BLOCK(iface->super.worker->async);
+}
+
+
+static UCS_F_ALWAYS_INLINE void uct_srqud_leave(uct_srqud_iface_t *iface)
+{
+    UCS_ASYNC_UNBLOCK(iface->super.worker->async);
+}
 
 
 static UCS_F_ALWAYS_INLINE int

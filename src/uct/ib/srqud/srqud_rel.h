@@ -68,6 +68,14 @@ static inline int uct_srqud_tx_ack_is_new(uct_srqud_psn_t next,
 }
 
 
+/* Time from @a then to @a now; 0 if @a then is later (a stamp taken after
+ * the caller read the clock, e.g. by the async thread meanwhile) */
+static inline uint64_t uct_srqud_time_since(uint64_t now, uint64_t then)
+{
+    return (now > then) ? (now - then) : 0;
+}
+
+
 /* Exponential backoff of the retransmission timeout */
 static inline uint64_t uct_srqud_rto_backoff(uint64_t rto, uint64_t max)
 {

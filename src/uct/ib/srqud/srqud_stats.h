@@ -30,6 +30,11 @@ typedef struct uct_srqud_iface_stats {
     unsigned long ep_failures;
     unsigned long fault_dropped;
     unsigned long fault_duplicated;
+    unsigned long async_progress;     /* async timer runs that did work */
+    unsigned long async_queued;       /* packets it queued for the user */
+    unsigned long keepalives;         /* ep_check probes sent */
+    unsigned long am_zcopy;           /* am_zcopy sends (payload not copied) */
+    unsigned long ep_lingered;        /* destroyed eps kept until acked */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
