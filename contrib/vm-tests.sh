@@ -68,9 +68,15 @@ if [ $ROUTE = a ]; then
         run ${name}_ucp_tag_bw "$PAIR" $envs UCX_LOG_LEVEL=error UCX_TLS=srqud,self -- \
             -t tag_bw -n 200 -s 65536
     done
-    if [ -x "${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}" ] && [ -f "$ROOT/contrib/ucx-gtest/srqud.filter" ]; then
-        run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"
-    fi
+    # The SRQ watermark measured on the device (Fig. 6 of Sur et al.)
+    run srqud_watermark_tool sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_watermark' -n 50 | tee /dev/stderr | grep -q '^recommended UCX_SRQUD_SRQ_LIMIT=[1-9]'"
+    # MPI over srqud: Open MPI (pml ucx) and MPICH (ch4:ucx), 2 and 8 ranks;
+    # each run is listed after the result
+    TEST_TIMEOUT=1500 run mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np "2 8" -- -o 64
+    grep '^RESULT ' "$LOGDIR/mpi_srqud.log" | sed 's/^RESULT/    mpi run:/'
+    # UCX's own UCT conformance suite, srqud cases
+    TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"
+    grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
 else
     # Stock Debian UCX, module preloaded
     run stock_ucx_info_lists_srqud sh -c "LD_PRELOAD=$PRELOAD ucx_info -d | grep -A3 'Transport: srqud' | grep -q 'Device: rxe0:1'"

@@ -1,0 +1,47 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Helpers of the UCT-level benchmarks (flowctl, mem_peers): open the md
+ * and interfaces of a transport on a device by name, read srqud's counters.
+ */
+
+#ifndef SRQUD_BENCH_UCT_H_
+#define SRQUD_BENCH_UCT_H_
+
+#include <uct/api/uct.h>
+#include <ucs/async/async_fwd.h>
+
+#include "../../src/uct/ib/srqud/srqud_stats.h"
+
+#include <stdint.h>
+
+/* An async context, a worker and the md that serves TL on DEV */
+typedef struct {
+    const char          *tl;
+    const char          *dev;    /* e.g. rxe0:1 */
+    ucs_async_context_t *async;
+    uct_worker_h        worker;
+    uct_md_h            md;
+} bench_ctx_t;
+
+typedef struct {
+    uct_iface_h         iface;
+    uct_iface_attr_t    attr;
+    uint8_t             dev_addr[64], iface_addr[64];
+} bench_iface_t;
+
+/* exit(1) with a message unless UCS_OK */
+void bench_check(ucs_status_t status, const char *what);
+
+void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev);
+
+/* one more interface of the context's transport, progress enabled */
+void bench_iface_open(bench_ctx_t *ctx, bench_iface_t *iface);
+
+/* srqud's counters of an interface, zeros for other transports */
+uct_srqud_iface_stats_t bench_srqud_stats(const bench_ctx_t *ctx,
+                                          uct_iface_h iface);
+
+double bench_now_ms(void);
+
+#endif
