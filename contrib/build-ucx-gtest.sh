@@ -33,7 +33,7 @@ rm -rf "$OUT/src"
 mkdir -p "$OUT"
 cp -a "$UCX_SRC/test/gtest" "$OUT/src"
 # srqud joins the list of transports the generic UCT tests instantiate on,
-# plus the few srqud-specific adjustments of the patch (see its header)
+# and the peer-failure tests shorten its peer timeout as they do ud's
 patch -s -d "$OUT/src" -p1 < "$ROOT/contrib/ucx-gtest/srqud.patch"
 grep -q 'srqud' "$OUT/src/uct/uct_test.h" ||
     { echo "build-ucx-gtest: patching the transport list failed" >&2; exit 1; }

@@ -61,6 +61,12 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
         int rc = 1;
         setenv("UCX_SRQUD_SRQ_SIZE", size_str, 1);
         setenv("UCX_SRQUD_SRQ_LIMIT", srq_limit, 1);
+        /* the async thread's progress refills the SRQ too (every tick,
+         * not on the device's event): off in both variants, so that what
+         * is compared is the watermark alone */
+        setenv("UCX_SRQUD_ASYNC_TICK", "2s", 1);
+        setenv("UCX_SRQUD_RTO_MIN", "2s", 1);
+        setenv("UCX_SRQUD_RTO_MAX", "2s", 1);
         {
             uct_ctx ctx;
             iface rx(ctx);

@@ -36,6 +36,12 @@
 /* Largest I/O vector of an operation */
 #define UCT_SRQUD_MAX_IOV          8
 
+/* Largest get_zcopy / put_zcopy (2^31 chunks of a 4 KB MTU is far more) */
+#define UCT_SRQUD_RMA_MAX_ZCOPY    (1ul << 32)
+
+/* Largest control packet sent inline from the stack */
+#define UCT_SRQUD_CTL_INLINE_MAX   128
+
 /* Largest am_zcopy header (it is copied into the packet's descriptor) */
 #define UCT_SRQUD_AM_ZCOPY_MAX_HDR 128
 
@@ -63,8 +69,62 @@ enum {
     UCT_SRQUD_CTL_NACK = 3,  /* unreliable: ack_psn + 1 is missing */
     UCT_SRQUD_CTL_ACK  = 4,  /* unreliable: pure acknowledgement */
     UCT_SRQUD_CTL_NOP  = 5,  /* reliable, no payload: keepalive (ep_check) */
+    /* RMA and zero-copy (srqud_rma.c, srqud_zcopy.c). The side that issued
+     * the operation (initiator) sends reliably over its ep; the other side
+     * answers with unreliable packets, and the initiator asks again when an
+     * answer does not come. */
+    UCT_SRQUD_CTL_RMA_PUT   = 6,  /* rel: write these bytes at (addr, rkey) */
+    UCT_SRQUD_CTL_RMA_GET   = 7,  /* rel: send me bytes at (addr, rkey) */
+    UCT_SRQUD_CTL_RMA_REPLY = 8,  /* unrel: the bytes, or an error */
+    UCT_SRQUD_CTL_ZGET      = 9,  /* rel: send these chunks to my pool QP */
+    UCT_SRQUD_CTL_ZPUT      = 10, /* rel: post your memory for my chunks */
+    UCT_SRQUD_CTL_ZCTS      = 11, /* unrel: posted; send these chunks there */
+    UCT_SRQUD_CTL_ZFIN      = 12, /* get: unrel, put: rel: chunks sent */
+    UCT_SRQUD_CTL_ZACK      = 13, /* unrel: a put's data is all in place */
     UCT_SRQUD_CTL_LAST
 };
+
+
+/* RMA_PUT / RMA_GET header (data follows an RMA_PUT) */
+typedef struct uct_srqud_rma_hdr {
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint32_t length;
+    uint32_t op_id;       /* echoed in the reply */
+    uint32_t frag;        /* RMA_GET: fragment of the operation */
+} UCS_S_PACKED uct_srqud_rma_hdr_t;
+
+
+/* RMA_REPLY header (an RMA_GET's data follows) */
+typedef struct uct_srqud_rma_reply {
+    uint32_t op_id;
+    uint32_t frag;
+    int8_t   status;      /* ucs_status_t; an RMA_PUT is answered only when
+                             it was refused */
+} UCS_S_PACKED uct_srqud_rma_reply_t;
+
+
+/* A list of chunk ranges (start, count), in the order of the sink's
+ * receives: what the source must send, in that order */
+typedef struct uct_srqud_zrange {
+    uint32_t start;
+    uint16_t count;
+} UCS_S_PACKED uct_srqud_zrange_t;
+
+
+/* ZGET / ZPUT / ZCTS / ZFIN / ZACK header. ZGET and ZCTS carry ranges. */
+typedef struct uct_srqud_zhdr {
+    uint32_t xfer_id;     /* the initiator's transfer */
+    uint16_t round;       /* retransmission round, from 1 */
+    int8_t   status;      /* answers: ucs_status_t */
+    uint8_t  num_ranges;  /* zrange entries that follow */
+    uint32_t qpn;         /* ZGET, ZCTS: the sink's pool QP */
+    uint32_t rkey;        /* ZGET, ZPUT: the remote region */
+    uint64_t remote_addr;
+    uint64_t length;      /* the whole transfer */
+    uint32_t chunk;       /* chunk size (ZGET, ZPUT: at most; ZCTS: used) */
+    uint32_t count;       /* ZFIN: chunks sent this round */
+} UCS_S_PACKED uct_srqud_zhdr_t;
 
 
 /**

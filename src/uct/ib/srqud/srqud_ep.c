@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_ep.h"
+#include "srqud_rma.h"
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
@@ -76,17 +77,33 @@ static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
                                           ucs_status_t status)
 {
     uct_srqud_ep_flush_t *flush;
+    ucs_status_t comp_status;
 
     while (!ucs_queue_is_empty(&ep->tx.flushes)) {
         flush = ucs_queue_head_elem_non_empty(&ep->tx.flushes,
                                               uct_srqud_ep_flush_t, queue);
         if ((status == UCS_OK) &&
-            uct_srqud_psn_lt(ep->tx.acked, flush->psn)) {
+            (uct_srqud_psn_lt(ep->tx.acked, flush->psn) || (ep->ops > 0))) {
             break;
         }
         ucs_queue_pull_non_empty(&ep->tx.flushes);
-        uct_invoke_completion(flush->comp, status);
+        comp_status = status;
+        if ((comp_status == UCS_OK) && (ep->rma_status != UCS_OK)) {
+            /* a put the peer refused: reported once */
+            comp_status    = ep->rma_status;
+            ep->rma_status = UCS_OK;
+        }
+        uct_invoke_completion(flush->comp, comp_status);
         ucs_free(flush);
+    }
+}
+
+
+void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    ucs_assert(ep->ops > 0);
+    if (--ep->ops == 0) {
+        uct_srqud_ep_complete_flushes(ep, UCS_OK);
     }
 }
 
@@ -199,6 +216,7 @@ static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
     ep->fail_status = status;
     ++iface->stats.ep_failures;
     uct_srqud_ep_drop_window(ep, status);
+    uct_srqud_rma_ep_cleanup(iface, ep, status);
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_LINGER) {
         /* nobody to tell: the user destroyed it already */
@@ -246,51 +264,81 @@ void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now)
 }
 
 
-/* Fill the header and post an unreliable control packet from an ep */
+/* Fill the header and post an unreliable control packet from an ep, with
+ * an optional payload in two parts (header, data) */
 static ucs_status_t
-uct_srqud_ep_send_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                      uint8_t ctl, int flags)
+uct_srqud_ep_send_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uint8_t ctl, int flags, const void *hdr,
+                           size_t hdr_len, const void *data, size_t data_len)
 {
+    size_t length = sizeof(uct_srqud_neth_t) + hdr_len + data_len;
+    uint8_t packet[UCT_SRQUD_CTL_INLINE_MAX] UCS_V_ALIGNED(8);
     uct_srqud_send_desc_t *desc;
-    uct_srqud_neth_t neth, *neth_p;
+    uct_srqud_neth_t *neth;
     ucs_status_t status;
 
     if (!uct_srqud_iface_has_tx_resources(iface)) {
         return UCS_ERR_NO_RESOURCE;
     }
 
-    neth.magic      = UCT_SRQUD_MAGIC;
-    neth.flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
-    neth.am_id      = 0;
-    neth.ctl        = ctl;
-    neth.dest_ep_id = ep->dest_ep_id;
-    neth.src_ep_id  = ep->ep_id;
-    neth.psn        = 0;
-    neth.ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
-
-    if (ucs_likely(iface->config.max_inline >= sizeof(neth))) {
-        return uct_srqud_iface_post_inline(iface, ep->ah, ep->dest_qpn, &neth,
-                                           sizeof(neth));
+    /* inline from the stack when it fits (acknowledgements always do):
+     * no descriptor needed, see uct_srqud_iface_post_inline() */
+    if (ucs_likely((length <= iface->config.max_inline) &&
+                   (length <= sizeof(packet)))) {
+        neth = (uct_srqud_neth_t*)packet;
+        desc = NULL;
+    } else {
+        desc = ucs_mpool_get_inline(&iface->tx.mp);
+        if (desc == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        neth           = uct_srqud_send_desc_neth(desc);
+        desc->length   = length;
+        desc->flags    = 0;
+        desc->num_zsge = 0;
+        desc->comp     = NULL;
     }
 
-    /* a device without inline sends: from a registered descriptor */
-    desc = ucs_mpool_get_inline(&iface->tx.mp);
+    neth->magic      = UCT_SRQUD_MAGIC;
+    neth->flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
+    neth->am_id      = 0;
+    neth->ctl        = ctl;
+    neth->dest_ep_id = ep->dest_ep_id;
+    neth->src_ep_id  = ep->ep_id;
+    neth->psn        = 0;
+    neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
+    memcpy(neth + 1, hdr, hdr_len);
+    memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
+
     if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
+        return uct_srqud_iface_post_inline(iface, ep->ah, ep->dest_qpn, neth,
+                                           length);
     }
-
-    neth_p         = uct_srqud_send_desc_neth(desc);
-    *neth_p        = neth;
-    desc->length   = sizeof(neth);
-    desc->flags    = 0;
-    desc->num_zsge = 0;
-    desc->comp     = NULL;
 
     status = uct_srqud_iface_post_send(iface, ep->ah, ep->dest_qpn, desc);
     if (status != UCS_OK) {
         ucs_mpool_put_inline(desc);
     }
     return status;
+}
+
+
+static ucs_status_t
+uct_srqud_ep_send_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                      uint8_t ctl, int flags)
+{
+    return uct_srqud_ep_send_ctl_data(iface, ep, ctl, flags, NULL, 0, NULL, 0);
+}
+
+
+ucs_status_t uct_srqud_ep_send_answer(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep, uint8_t ctl,
+                                      const void *hdr, size_t hdr_len,
+                                      const void *data, size_t data_len)
+{
+    /* acknowledges what this (passive) ep received, on the way */
+    return uct_srqud_ep_send_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
+                                      hdr, hdr_len, data, data_len);
 }
 
 
@@ -390,6 +438,40 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
     ep->flags |= UCT_SRQUD_EP_FLAG_CREQ_SENT;
     return uct_srqud_iface_has_tx_resources(iface) ? UCS_OK :
                                                      UCS_ERR_NO_RESOURCE;
+}
+
+
+ucs_status_t uct_srqud_ep_send_request(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep, uint8_t ctl,
+                                       const void *hdr, size_t hdr_len,
+                                       const void *data, size_t data_len)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+
+    ucs_assert(sizeof(uct_srqud_neth_t) + hdr_len + data_len <=
+               iface->config.seg_size);
+
+    status = uct_srqud_ep_tx_check(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    desc = uct_srqud_ep_ctl_desc(iface, ctl);
+    if (desc == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memcpy(uct_srqud_send_desc_neth(desc) + 1, hdr, hdr_len);
+    memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_send_desc_neth(desc) + 1, hdr_len),
+           data, data_len);
+    desc->length += hdr_len + data_len;
+
+    status = uct_srqud_ep_send_reliable(iface, ep, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
 }
 
 
@@ -773,7 +855,8 @@ void uct_srqud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 }
 
 
-/* Queue @a comp to complete when everything sent so far is acknowledged */
+/* Queue @a comp to complete when everything sent so far is acknowledged
+ * and the ep's RMA operations are done */
 static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
                                            uct_srqud_ep_t *ep,
                                            uct_completion_t *comp)
@@ -788,8 +871,23 @@ static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
     flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
     flush->comp = comp;
     ucs_queue_push(&ep->tx.flushes, &flush->queue);
-    uct_srqud_ep_request_ack(iface, ep);
+    if (!ucs_queue_is_empty(&ep->tx.window)) {
+        uct_srqud_ep_request_ack(iface, ep);
+    }
     return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep,
+                                        uct_completion_t *comp)
+{
+    if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
+        uct_invoke_completion(comp, ep->rma_status);
+        ep->rma_status = UCS_OK;
+        return UCS_OK;
+    }
+    return uct_srqud_ep_add_flush(iface, ep, comp);
 }
 
 
@@ -822,8 +920,13 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    if (ucs_queue_is_empty(&ep->tx.window)) {
+    if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
         UCT_TL_EP_STAT_FLUSH(&ep->super);
+        if (ep->rma_status != UCS_OK) {
+            status         = ep->rma_status;
+            ep->rma_status = UCS_OK;
+            return status;
+        }
         return UCS_OK;
     }
 
@@ -857,23 +960,33 @@ ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
                                        uct_completion_t *comp)
 {
     uct_srqud_ep_t *ep;
-    unsigned count = 0;
+    unsigned count = 0, i;
     ucs_status_t status;
 
-    /* Done when every endpoint's packets are acknowledged: only endpoints
-     * with unacknowledged packets are on the active list. Lingering ones
-     * (destroyed by the user) count too: their data is still on its way. */
-    if (ucs_list_is_empty(&iface->tx.active_list)) {
+    /* Done when every endpoint's packets are acknowledged (only endpoints
+     * with unacknowledged packets are on the active list; lingering ones,
+     * destroyed by the user, count too: their data is still on its way)
+     * and no RMA or zero-copy operation is in progress */
+    if (ucs_list_is_empty(&iface->tx.active_list) &&
+        ucs_list_is_empty(&iface->rma.ops) && uct_srqud_zcopy_idle(iface)) {
         return UCS_OK;
     }
 
     if (comp != NULL) {
-        ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
+        ucs_ptr_array_for_each(ep, i, &iface->eps) {
+            if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
+                continue;
+            }
             status = uct_srqud_ep_add_flush(iface, ep, comp);
             if (status != UCS_OK) {
                 return status;
             }
             ++count;
+        }
+        if (count == 0) {
+            /* responder-side work only (a peer's transfer): not ours to
+             * wait for */
+            return UCS_OK;
         }
         /* the caller counted one completion; each endpoint delivers one */
         comp->count += count - 1;
@@ -1122,8 +1235,17 @@ uct_srqud_rx_find_ep(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
  * progress instead (see uct_srqud_ep_rx_packet).
  */
 void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                            const uct_srqud_neth_t *neth)
+                            const uct_srqud_neth_t *neth, const void *payload,
+                            size_t payload_len)
 {
+    /* a refused put's answer carries the ack of that put: the error must
+     * be known before the ack completes the flush waiting for it */
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_RMA_REPLY) &&
+        !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        uct_srqud_rma_rx_answer(iface, ep, neth->ctl, payload, payload_len);
+    }
+
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) &&
         !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn)) {
         return; /* lingering ep done and freed */
@@ -1147,6 +1269,15 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             iface->config.rto_min / 4) {
             uct_srqud_ep_resend_window(iface, ep);
             ep->tx.resend_time = ucs_get_time();
+        }
+        break;
+    case UCT_SRQUD_CTL_ZCTS:
+    case UCT_SRQUD_CTL_ZFIN:
+    case UCT_SRQUD_CTL_ZACK:
+        /* answers to this side's RMA and zero-copy requests */
+        if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+            uct_srqud_rma_rx_answer(iface, ep, neth->ctl, payload,
+                                    payload_len);
         }
         break;
     default:
@@ -1233,6 +1364,15 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
                               (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
+        if (neth->ctl >= UCT_SRQUD_CTL_RMA_PUT) {
+            /* a peer's RMA or zero-copy request, in order with its AMs;
+             * handled now, even on the async thread: it writes or reads
+             * registered memory and answers, it calls no user callback */
+            uct_srqud_rma_rx_request(iface, ep, neth->ctl,
+                                     UCS_PTR_BYTE_OFFSET(desc,
+                                         iface->config.rx_payload_offset),
+                                     payload_len);
+        }
         goto out_put;
     }
 
@@ -1274,14 +1414,18 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     if (iface->async.active) {
-        desc->ep = ep;
+        desc->ep          = ep;
+        desc->payload_len = payload_len;
         ucs_queue_push(&iface->async.rx_q, &desc->queue);
         ++iface->stats.async_queued;
         iface->async.wake_user = 1;
         return;
     }
 
-    uct_srqud_ep_rx_active(iface, ep, neth);
+    uct_srqud_ep_rx_active(iface, ep, neth,
+                           UCS_PTR_BYTE_OFFSET(desc,
+                                               iface->config.rx_payload_offset),
+                           payload_len);
     uct_srqud_iface_put_recv_desc(iface, desc);
 }
 
@@ -1337,6 +1481,9 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->conn_sn      = iface->conn_sn++;
     self->flags        = 0;
     self->fail_status  = UCS_OK;
+    self->rma_status   = UCS_OK;
+    self->rma_refused_op = 0;
+    self->ops          = 0;
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
     self->tx.rto       = iface->config.rto_min;
@@ -1375,6 +1522,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     ucs_arbiter_group_cleanup(&self->arb_group);
 
     uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
+    uct_srqud_rma_ep_cleanup(iface, self, UCS_ERR_CANCELED);
     uct_srqud_ep_purge_async_rx(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
@@ -1429,6 +1577,8 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
     ucs_arbiter_group_purge(&iface->tx.arbiter, &ep->arb_group,
                             uct_srqud_ep_purge_cb,
                             &(uct_srqud_purge_args_t){NULL, NULL});
+    /* RMA and zero-copy operations end now: their memory is the user's */
+    uct_srqud_rma_ep_cleanup(iface, ep, UCS_ERR_CANCELED);
     uct_srqud_ep_complete_flushes(ep, UCS_ERR_CANCELED);
 
     if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||

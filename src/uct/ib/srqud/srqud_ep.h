@@ -33,7 +33,8 @@ enum {
 };
 
 
-/* Flush waiting for the acknowledgement of a psn */
+/* Flush waiting for the acknowledgement of a psn (and for the ep's RMA
+ * operations) */
 typedef struct uct_srqud_ep_flush {
     ucs_queue_elem_t         queue;
     uct_srqud_psn_t          psn;
@@ -53,6 +54,11 @@ typedef struct uct_srqud_ep {
     uint32_t                 conn_sn;
     uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
     ucs_status_t             fail_status;  /* with FLAG_FAILED */
+    ucs_status_t             rma_status;   /* a refused put, for the next
+                                              flush */
+    uint32_t                 ops;          /* RMA / zero-copy operations in
+                                              progress (flush waits) */
+    uint32_t                 rma_refused_op; /* the last one reported */
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
         uct_srqud_psn_t      acked;        /* last acknowledged psn */
@@ -115,6 +121,32 @@ ucs_arbiter_cb_result_t
 uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                               ucs_arbiter_elem_t *elem, void *arg);
 
+/* Control packets with a payload, for the RMA and zero-copy protocols: a
+ * reliable request over the ep's window, or an unreliable answer */
+ucs_status_t uct_srqud_ep_send_request(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep, uint8_t ctl,
+                                       const void *hdr, size_t hdr_len,
+                                       const void *data, size_t data_len);
+
+ucs_status_t uct_srqud_ep_send_answer(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep, uint8_t ctl,
+                                      const void *hdr, size_t hdr_len,
+                                      const void *data, size_t data_len);
+
+/* RMA / zero-copy operations of an ep: a flush completes after them */
+static inline void uct_srqud_ep_op_start(uct_srqud_ep_t *ep)
+{
+    ++ep->ops;
+}
+
+void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
+/* @a comp completes when what the ep sent so far is acknowledged (with
+ * the error of a refused put, if any) */
+ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep,
+                                        uct_completion_t *comp);
+
 /* Flush of every endpoint of the interface (called locked) */
 ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
                                        uct_completion_t *comp);
@@ -137,7 +169,8 @@ void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now);
 
 /* A packet for an active ep that the async timer queued */
 void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                            const uct_srqud_neth_t *neth);
+                            const uct_srqud_neth_t *neth, const void *payload,
+                            size_t payload_len);
 
 /* Send completion of a descriptor */
 void uct_srqud_send_desc_completed(uct_srqud_iface_t *iface,

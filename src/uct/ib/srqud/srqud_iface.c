@@ -8,6 +8,7 @@
 
 #include "srqud_iface.h"
 #include "srqud_ep.h"
+#include "srqud_rma.h"
 #include "srqud_gid.h"
 #include "srqud_srq.h"
 #include "srqud_rel.h"
@@ -125,6 +126,28 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      "so that a rank that computes is not taken for dead. At most RTO_MIN,\n"
      "or peers retransmit before the acknowledgement comes.",
      ucs_offsetof(uct_srqud_iface_config_t, async_tick), UCS_CONFIG_TYPE_TIME},
+
+    {"ZCOPY_QPS", "64",
+     "UD QPs of the zero-copy pool (each with its own receive queue and CQ):\n"
+     "one is bound to each zero-copy transfer this side receives. When none\n"
+     "is free a transfer takes the copy path. 0 disables zero-copy.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_qps), UCS_CONFIG_TYPE_UINT},
+
+    {"ZCOPY_THRESH", "32k",
+     "get_zcopy / put_zcopy of at least this many bytes use the zero-copy\n"
+     "protocol; smaller ones are carried in MTU fragments and copied.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"ZCOPY_RQ_DEPTH", "512",
+     "Receives posted on a pool QP at once: the chunks of one round.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_rq_depth),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"ZCOPY_SQ_DEPTH", "1024",
+     "Send queue of the QP that sends zero-copy chunks.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_sq_depth),
+     UCS_CONFIG_TYPE_UINT},
 
     {"FAULT_TX_DROP", "0",
      "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
@@ -308,6 +331,15 @@ static ucs_status_t uct_srqud_iface_check_config(uct_srqud_iface_t *iface,
     if (config->seg_size != UCS_MEMUNITS_AUTO) {
         UCT_SRQUD_CHECK_RANGE("SEG_SIZE", config->seg_size,
                               sizeof(uct_srqud_neth_t) + 64, mtu);
+    }
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_QPS", config->zcopy_qps, 0, 4096);
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_RQ_DEPTH", config->zcopy_rq_depth, 16,
+                          ucs_min(dev_attr->max_qp_wr, 65535));
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_SQ_DEPTH", config->zcopy_sq_depth, 16,
+                          dev_attr->max_qp_wr);
+    if (config->zcopy_thresh == UCS_MEMUNITS_AUTO) {
+        ucs_error("%s: UCX_SRQUD_ZCOPY_THRESH must be a size", iface->md->name);
+        return UCS_ERR_INVALID_PARAM;
     }
 #undef UCT_SRQUD_CHECK_RANGE
     return UCS_OK;
@@ -647,7 +679,10 @@ static unsigned uct_srqud_iface_async_rx_dispatch(uct_srqud_iface_t *iface)
             uct_srqud_ep_rx_active(iface, desc->ep,
                                    UCS_PTR_BYTE_OFFSET(
                                        uct_srqud_iface_rx_hdr(iface, desc),
-                                       UCT_SRQUD_GRH_LEN));
+                                       UCT_SRQUD_GRH_LEN),
+                                   UCS_PTR_BYTE_OFFSET(desc,
+                                       iface->config.rx_payload_offset),
+                                   desc->payload_len);
             uct_srqud_iface_put_recv_desc(iface, desc);
         }
         ++count;
@@ -726,18 +761,6 @@ static void uct_srqud_iface_tx_complete(uct_srqud_iface_t *iface,
         ucs_queue_pull_non_empty(&iface->tx.outstanding);
         uct_srqud_send_desc_completed(iface, desc);
     }
-}
-
-
-static uint32_t uct_srqud_iface_fault_rand(uct_srqud_iface_t *iface)
-{
-    uint64_t x = iface->fault_rand;
-
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    iface->fault_rand = x;
-    return (uint32_t)(x >> 32);
 }
 
 
@@ -896,6 +919,19 @@ static unsigned uct_srqud_iface_progress_locked(uct_srqud_iface_t *iface,
     count = uct_srqud_iface_rx_progress(iface) +
             uct_srqud_iface_tx_progress(iface);
 
+    /* zero-copy and copy-path RMA complete user operations: the user's
+     * progress only */
+    if (!iface->async.active) {
+        if (ucs_unlikely(!ucs_list_is_empty(&iface->zcopy.xfers) ||
+                         !ucs_queue_is_empty(&iface->zcopy.jobs) ||
+                         iface->zcopy.marker_count)) {
+            count += uct_srqud_zcopy_progress(iface);
+        }
+        if (ucs_unlikely(!ucs_list_is_empty(&iface->rma.ops))) {
+            count += uct_srqud_rma_progress(iface, now);
+        }
+    }
+
     if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
                    ucs_list_is_empty(&iface->tx.active_list))) {
         return count;
@@ -933,6 +969,21 @@ static unsigned uct_srqud_iface_progress(uct_iface_h tl_iface)
     count = uct_srqud_iface_progress_locked(iface, now);
     uct_srqud_leave(iface);
     return count;
+}
+
+
+/* A completion arrived on a CQ the user armed before sleeping: wake it */
+static void uct_srqud_iface_channel_event(int fd, ucs_event_set_types_t events,
+                                          void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+    struct ibv_cq *cq;
+    void *cq_ctx;
+
+    while (ibv_get_cq_event(iface->comp_channel, &cq, &cq_ctx) == 0) {
+        ibv_ack_cq_events(cq, 1);
+    }
+    iface->async.event_cb(iface->async.event_arg, 0);
 }
 
 
@@ -1045,6 +1096,12 @@ static ucs_status_t uct_srqud_iface_event_arm_locked(uct_srqud_iface_t *iface,
         return UCS_ERR_BUSY;
     }
 
+    /* zero-copy chunks complete on CQs without a channel, and the copy
+     * path runs timers: keep polling while any is in progress */
+    if (!ucs_list_is_empty(&iface->rma.ops) || !uct_srqud_zcopy_idle(iface)) {
+        return UCS_ERR_BUSY;
+    }
+
     if (!ucs_arbiter_is_empty(&iface->tx.arbiter) &&
         uct_srqud_iface_has_tx_resources(iface)) {
         return UCS_ERR_BUSY;
@@ -1129,7 +1186,7 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
     struct ibv_port_attr port_attr;
-    size_t max_packet;
+    size_t max_packet, rma_put, rma_get;
 
     uct_base_iface_query(&iface->super, iface_attr);
 
@@ -1138,15 +1195,24 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
     iface_attr->cap.flags       = UCT_IFACE_FLAG_AM_SHORT |
                                   UCT_IFACE_FLAG_AM_BCOPY |
                                   UCT_IFACE_FLAG_AM_ZCOPY |
+                                  UCT_IFACE_FLAG_PUT_SHORT |
+                                  UCT_IFACE_FLAG_PUT_BCOPY |
+                                  UCT_IFACE_FLAG_PUT_ZCOPY |
+                                  UCT_IFACE_FLAG_GET_BCOPY |
+                                  UCT_IFACE_FLAG_GET_ZCOPY |
                                   UCT_IFACE_FLAG_EP_CHECK |
                                   UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                                   UCT_IFACE_FLAG_PENDING |
                                   UCT_IFACE_FLAG_CB_SYNC |
                                   UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+    /* One wakeup mechanism: the callback when the user gave one (UCP
+     * does), which also tells of a peer timeout while the user sleeps;
+     * otherwise the completion channel's fd */
     iface_attr->cap.event_flags = UCT_IFACE_FLAG_EVENT_SEND_COMP |
                                   UCT_IFACE_FLAG_EVENT_RECV |
-                                  UCT_IFACE_FLAG_EVENT_FD |
-                                  UCT_IFACE_FLAG_EVENT_ASYNC_CB;
+                                  ((iface->async.event_cb != NULL) ?
+                                   UCT_IFACE_FLAG_EVENT_ASYNC_CB :
+                                   UCT_IFACE_FLAG_EVENT_FD);
 
     iface_attr->cap.am.max_short = ucs_min(iface->config.max_inline,
                                            iface->config.seg_size) -
@@ -1160,6 +1226,27 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
     iface_attr->cap.am.max_hdr   = ucs_min(UCT_SRQUD_AM_ZCOPY_MAX_HDR,
                                            max_packet);
     iface_attr->cap.am.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+
+    /* RMA: short and bcopy in one packet; zcopy of any size (zero-copy
+     * from UCX_SRQUD_ZCOPY_THRESH, the copy path below), one buffer */
+    rma_put = iface->config.seg_size - sizeof(uct_srqud_neth_t) -
+              sizeof(uct_srqud_rma_hdr_t);
+    rma_get = iface->config.seg_size - sizeof(uct_srqud_neth_t) -
+              sizeof(uct_srqud_rma_reply_t);
+    iface_attr->cap.put.max_short       = rma_put;
+    iface_attr->cap.put.max_bcopy       = rma_put;
+    iface_attr->cap.put.min_zcopy       = 0;
+    iface_attr->cap.put.max_zcopy       = UCT_SRQUD_RMA_MAX_ZCOPY;
+    iface_attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.put.align_mtu       = iface_attr->cap.am.align_mtu;
+    iface_attr->cap.put.max_iov         = 1;
+    iface_attr->cap.get.max_short       = 0;
+    iface_attr->cap.get.max_bcopy       = rma_get;
+    iface_attr->cap.get.min_zcopy       = 0;
+    iface_attr->cap.get.max_zcopy       = UCT_SRQUD_RMA_MAX_ZCOPY;
+    iface_attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    iface_attr->cap.get.align_mtu       = iface_attr->cap.am.align_mtu;
+    iface_attr->cap.get.max_iov         = 1;
     iface_attr->cap.am.align_mtu = uct_srqud_mtu_bytes(iface->path_mtu);
 
     iface_attr->device_addr_len  = sizeof(uct_srqud_device_addr_t);
@@ -1385,6 +1472,9 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->tx.active_list);
     ucs_list_head_init(&self->rx.ack_list);
     self->tx.next_timer    = 0;
+    ucs_list_head_init(&self->rma.ops);
+    self->rma.next_id      = 0;
+    self->zcopy.pool       = NULL;
     self->async.timer_id   = -1;
     self->async.active     = 0;
     self->async.wake_user  = 0;
@@ -1458,6 +1548,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.hop_limit     = config->hop_limit;
     self->config.seg_size      = (config->seg_size == UCS_MEMUNITS_AUTO) ?
                                  mtu : config->seg_size;
+    self->config.mtu           = mtu;
+    self->zcopy.pool_size      = config->zcopy_qps;
+    self->zcopy.thresh         = config->zcopy_thresh;
+    self->zcopy.rq_depth       = config->zcopy_rq_depth;
+    self->zcopy.sq_depth       = config->zcopy_sq_depth;
     self->config.tx_window     = config->tx_window;
     self->config.ack_thresh    = config->ack_thresh;
     self->config.rto_min       = ucs_time_from_sec(config->rto_min);
@@ -1491,6 +1586,22 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
                   md->name);
         status = UCS_ERR_IO_ERROR;
         goto err_destroy_channel;
+    }
+
+    /* Wakeups through the user's callback: UCX's async thread watches the
+     * channel (its CQs are armed only by event_arm, when the user is about
+     * to sleep, so a busy user pays nothing) */
+    if (self->async.event_cb != NULL) {
+        status = ucs_async_set_event_handler(self->super.worker->async->mode,
+                                             self->comp_channel->fd,
+                                             UCS_EVENT_SET_EVREAD,
+                                             uct_srqud_iface_channel_event,
+                                             self, self->super.worker->async);
+        if (status != UCS_OK) {
+            ucs_error("%s: failed to watch the completion channel: %s",
+                      md->name, ucs_status_string(status));
+            goto err_destroy_channel;
+        }
     }
 
     self->send_cq = ibv_create_cq(md->ctx, config->tx_queue_len, NULL,
@@ -1595,6 +1706,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
         goto err_cleanup_tx_mp;
     }
 
+    status = uct_srqud_zcopy_init(self);
+    if (status != UCS_OK) {
+        goto err_cleanup_tx_mp;
+    }
+
     status = ucs_async_add_timer(self->super.worker->async->mode, self->async.tick,
                                  uct_srqud_iface_async_timer, self,
                                  self->super.worker->async,
@@ -1602,6 +1718,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     if (status != UCS_OK) {
         ucs_error("%s: failed to add the async progress timer: %s", md->name,
                   ucs_status_string(status));
+        uct_srqud_zcopy_cleanup(self);
         goto err_cleanup_tx_mp;
     }
 
@@ -1636,6 +1753,9 @@ err_destroy_recv_cq:
 err_destroy_send_cq:
     ibv_destroy_cq(self->send_cq);
 err_destroy_channel:
+    if (self->async.event_cb != NULL) {
+        ucs_async_remove_handler(self->comp_channel->fd, 1);
+    }
     ibv_destroy_comp_channel(self->comp_channel);
 err:
     kh_destroy_inplace(uct_srqud_peer, &self->peers);
@@ -1656,14 +1776,21 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
     unsigned i;
 
     /* After this, the async thread no longer sees the interface: the
-     * removal waits for a running timer callback */
+     * removal waits for a running callback */
     ucs_async_remove_handler(self->async.timer_id, 1);
+    if (self->async.event_cb != NULL) {
+        ucs_async_remove_handler(self->comp_channel->fd, 1);
+    }
     uct_srqud_md_iface_detach(self->md, self);
 
     uct_srqud_enter(self);
     ucs_queue_for_each_extract(rdesc, &self->async.rx_q, queue, 1) {
         uct_srqud_iface_put_recv_desc(self, rdesc);
     }
+
+    /* transfers still going (peers' ones; the user's eps are gone): their
+     * QPs go first, so that nothing is in flight when they are freed */
+    uct_srqud_zcopy_cleanup(self);
 
     /* Passive endpoints belong to the interface, and so do endpoints the
      * user destroyed that were still lingering */
@@ -1725,6 +1852,11 @@ static uct_iface_ops_t uct_srqud_iface_tl_ops = {
     .ep_am_short_iov          = uct_srqud_ep_am_short_iov,
     .ep_am_bcopy              = uct_srqud_ep_am_bcopy,
     .ep_am_zcopy              = uct_srqud_ep_am_zcopy,
+    .ep_put_short             = uct_srqud_ep_put_short,
+    .ep_put_bcopy             = uct_srqud_ep_put_bcopy,
+    .ep_put_zcopy             = uct_srqud_ep_put_zcopy,
+    .ep_get_bcopy             = uct_srqud_ep_get_bcopy,
+    .ep_get_zcopy             = uct_srqud_ep_get_zcopy,
     .ep_pending_add           = uct_srqud_ep_pending_add,
     .ep_pending_purge         = uct_srqud_ep_pending_purge,
     .ep_flush                 = uct_srqud_ep_flush,

@@ -13,6 +13,7 @@
 #include "srqud_def.h"
 #include "srqud_md.h"
 #include "srqud_stats.h"
+#include "srqud_zcopy.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -56,6 +57,10 @@ typedef struct uct_srqud_iface_config {
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */
     double                   async_tick;     /* async progress period, s */
+    unsigned                 zcopy_qps;      /* receive QPs of the pool */
+    size_t                   zcopy_thresh;   /* smaller: the copy path */
+    unsigned                 zcopy_rq_depth; /* receives per pool QP */
+    unsigned                 zcopy_sq_depth; /* chunk send queue */
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */
 } uct_srqud_iface_config_t;
@@ -214,6 +219,7 @@ struct uct_srqud_iface {
         unsigned             rx_cq_len;   /* receive CQ entries */
         unsigned             rx_post_batch;
         size_t               seg_size;    /* payload of one packet, neth incl. */
+        size_t               mtu;         /* the port's active MTU, bytes */
         size_t               max_inline;
         unsigned             zcopy_max_iov; /* am_zcopy payload entries */
         unsigned             rx_payload_offset;
@@ -250,6 +256,14 @@ struct uct_srqud_iface {
         uct_async_event_cb_t event_cb;      /* wakes a sleeping user (UCP) */
         void                 *event_arg;
     } async;
+
+    /* Zero-copy transfers (srqud_zcopy.c) and copy-path RMA operations
+     * (srqud_rma.c) */
+    uct_srqud_zcopy_t        zcopy;
+    struct {
+        ucs_list_link_t      ops;         /* uct_srqud_rma_op_t */
+        uint32_t             next_id;
+    } rma;
 
     uct_srqud_iface_stats_t  stats;
 
@@ -293,6 +307,20 @@ ucs_status_t uct_srqud_iface_post_send(uct_srqud_iface_t *iface,
 ucs_status_t uct_srqud_iface_post_inline(uct_srqud_iface_t *iface,
                                          struct ibv_ah *ah, uint32_t dest_qpn,
                                          const void *packet, size_t length);
+
+
+/* Fault injection (tests): a xorshift draw out of 2^32 */
+static UCS_F_ALWAYS_INLINE uint32_t
+uct_srqud_iface_fault_rand(uct_srqud_iface_t *iface)
+{
+    uint64_t x = iface->fault_rand;
+
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    iface->fault_rand = x;
+    return (uint32_t)(x >> 32);
+}
 
 
 /* Every entry point runs under the worker's async lock, which the async

@@ -8,6 +8,7 @@
 
 #include "srqud_md.h"
 #include "srqud_iface.h"
+#include "srqud_chunk.h"
 
 #include <ucs/arch/cpu.h>
 #include <ucs/async/async.h>
@@ -92,6 +93,117 @@ static void uct_srqud_md_dereg_mr(uct_srqud_md_t *md, struct ibv_mr *mr)
 }
 
 
+static void uct_srqud_md_registry_add(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+{
+    khiter_t it;
+    int ret;
+
+    ucs_spin_lock(&md->reg_lock);
+    it = kh_put(uct_srqud_rkeys, &md->rkeys, memh->mr->rkey, &ret);
+    if (ret != UCS_KH_PUT_FAILED) {
+        kh_value(&md->rkeys, it) = memh;
+    }
+    ucs_spin_unlock(&md->reg_lock);
+}
+
+
+/* Out of the registry: peers can no longer name it */
+static void uct_srqud_md_registry_del(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+{
+    khiter_t it = kh_get(uct_srqud_rkeys, &md->rkeys, memh->mr->rkey);
+
+    if ((it != kh_end(&md->rkeys)) && (kh_value(&md->rkeys, it) == memh)) {
+        kh_del(uct_srqud_rkeys, &md->rkeys, it);
+    }
+}
+
+
+ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
+                                         uint64_t address, size_t length,
+                                         unsigned access,
+                                         uct_srqud_mem_t **memh_p)
+{
+    ucs_status_t status = UCS_ERR_INVALID_ADDR;
+    uct_srqud_mem_t *memh;
+    khiter_t it;
+
+    ucs_spin_lock(&md->reg_lock);
+    it = kh_get(uct_srqud_rkeys, &md->rkeys, rkey);
+    if (it == kh_end(&md->rkeys)) {
+        goto out;
+    }
+
+    memh = kh_value(&md->rkeys, it);
+    if ((memh->flags & (UCT_SRQUD_MEM_FLAG_INVALIDATED |
+                        UCT_SRQUD_MEM_FLAG_DEREG)) ||
+        !uct_srqud_range_within((uintptr_t)memh->mr->addr, memh->mr->length,
+                                address, length)) {
+        goto out;
+    }
+
+    if ((memh->access & access) != access) {
+        status = UCS_ERR_REJECTED;
+        goto out;
+    }
+
+    ++memh->inflight;
+    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        /* the cache must not destroy the region under a transfer */
+        ucs_rcache_region_hold(md->rcache, &memh->super);
+    }
+    *memh_p = memh;
+    status  = UCS_OK;
+
+out:
+    if (status != UCS_OK) {
+        ++md->stats.remote_refused;
+    }
+    ucs_spin_unlock(&md->reg_lock);
+    if (status != UCS_OK) {
+        ucs_debug("%s: refused a peer's request for rkey 0x%x [0x%" PRIx64
+                  ", +%zu) access 0x%x: %s", md->name, rkey, address, length,
+                  access, ucs_status_string(status));
+    }
+    return status;
+}
+
+
+/* Deregister now; a completion waiting for it (invalidate) runs */
+static void uct_srqud_md_mem_free(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+{
+    uct_completion_t *comp = memh->dereg_comp;
+
+    uct_srqud_md_dereg_mr(md, memh->mr);
+    ucs_free(memh);
+    if (comp != NULL) {
+        uct_invoke_completion(comp, UCS_OK);
+    }
+}
+
+
+void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+{
+    int free_now;
+
+    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        ucs_spin_lock(&md->reg_lock);
+        --memh->inflight;
+        ucs_spin_unlock(&md->reg_lock);
+        /* may destroy the region: its dereg callback takes reg_lock */
+        ucs_rcache_region_put(md->rcache, &memh->super);
+        return;
+    }
+
+    ucs_spin_lock(&md->reg_lock);
+    free_now = (--memh->inflight == 0) &&
+               (memh->flags & UCT_SRQUD_MEM_FLAG_DEREG);
+    ucs_spin_unlock(&md->reg_lock);
+    if (free_now) {
+        uct_srqud_md_mem_free(md, memh);
+    }
+}
+
+
 static ucs_status_t
 uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
                             ucs_rcache_region_t *rregion, uint16_t rc_flags)
@@ -100,15 +212,26 @@ uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
     uct_srqud_mem_t *memh  = ucs_derived_of(rregion, uct_srqud_mem_t);
     unsigned flags         = *(unsigned*)arg;
 
-    memh->flags = UCT_SRQUD_MEM_FLAG_RCACHE;
-    return uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
-                               rregion->super.end - rregion->super.start,
-                               /* the cache may hand this region to any later
-                                * request, so register it for all access */
-                               flags | UCT_MD_MEM_ACCESS_ALL,
-                               (rc_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
-                               (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS),
-                               &memh->mr);
+    ucs_status_t status;
+
+    memh->flags      = UCT_SRQUD_MEM_FLAG_RCACHE;
+    memh->access     = 0; /* what users ask for is added at each get */
+    memh->inflight   = 0;
+    memh->dereg_comp = NULL;
+    status = uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
+                                 rregion->super.end - rregion->super.start,
+                                 /* the cache may hand this region to any
+                                  * later request, so register it for all
+                                  * access; peers are checked against what
+                                  * the users asked for (memh->access) */
+                                 flags | UCT_MD_MEM_ACCESS_ALL,
+                                 (rc_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
+                                 (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS),
+                                 &memh->mr);
+    if (status == UCS_OK) {
+        uct_srqud_md_registry_add(md, memh);
+    }
+    return status;
 }
 
 
@@ -116,8 +239,13 @@ static void uct_srqud_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
                                           ucs_rcache_region_t *rregion)
 {
     uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
+    uct_srqud_md_t *md    = context;
 
-    uct_srqud_md_dereg_mr(context, memh->mr);
+    /* the region's last user is gone, transfers included (they hold it) */
+    ucs_spin_lock(&md->reg_lock);
+    uct_srqud_md_registry_del(md, memh);
+    ucs_spin_unlock(&md->reg_lock);
+    uct_srqud_md_dereg_mr(md, memh->mr);
 }
 
 
@@ -158,7 +286,11 @@ static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
             return status;
         }
 
-        *memh_p = ucs_derived_of(rregion, uct_srqud_mem_t);
+        memh = ucs_derived_of(rregion, uct_srqud_mem_t);
+        ucs_spin_lock(&md->reg_lock);
+        memh->access |= flags & UCT_MD_MEM_ACCESS_ALL;
+        ucs_spin_unlock(&md->reg_lock);
+        *memh_p = memh;
         return UCS_OK;
     }
 
@@ -175,8 +307,16 @@ static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
         return status;
     }
 
+    memh->access = flags & UCT_MD_MEM_ACCESS_ALL;
+    uct_srqud_md_registry_add(md, memh);
     *memh_p = memh;
     return UCS_OK;
+}
+
+
+static void uct_srqud_md_invalidate_cb(void *arg)
+{
+    uct_invoke_completion((uct_completion_t*)arg, UCS_OK);
 }
 
 
@@ -186,16 +326,39 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
     uct_srqud_mem_t *memh;
 
-    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+    uct_completion_t *comp;
+    int free_now;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 1);
 
     memh = params->memh;
+    comp = (UCT_MD_MEM_DEREG_FIELD_VALUE(params, flags, FIELD_FLAGS, 0) &
+            UCT_MD_MEM_DEREG_FLAG_INVALIDATE) ? params->comp : NULL;
+
     if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        if (comp != NULL) {
+            /* no new remote request from now on; the callback runs when
+             * the region is gone, which waits for transfers holding it */
+            ucs_spin_lock(&md->reg_lock);
+            memh->flags |= UCT_SRQUD_MEM_FLAG_INVALIDATED;
+            ucs_spin_unlock(&md->reg_lock);
+            ucs_rcache_region_invalidate(md->rcache, &memh->super,
+                                         uct_srqud_md_invalidate_cb, comp);
+        }
         ucs_rcache_region_put(md->rcache, &memh->super);
         return UCS_OK;
     }
 
-    uct_srqud_md_dereg_mr(md, memh->mr);
-    ucs_free(memh);
+    /* peers can no longer name it; a transfer in progress keeps the MR */
+    ucs_spin_lock(&md->reg_lock);
+    uct_srqud_md_registry_del(md, memh);
+    memh->flags     |= UCT_SRQUD_MEM_FLAG_DEREG;
+    memh->dereg_comp = comp;
+    free_now         = (memh->inflight == 0);
+    ucs_spin_unlock(&md->reg_lock);
+    if (free_now) {
+        uct_srqud_md_mem_free(md, memh);
+    }
     return UCS_OK;
 }
 
@@ -237,7 +400,8 @@ static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
     long cpu;
 
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY |
+                                    UCT_MD_FLAG_INVALIDATE;
     md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.alloc_mem_types  = 0;
     md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
@@ -333,6 +497,12 @@ static void uct_srqud_md_close(uct_md_h uct_md)
     if (md->rcache != NULL) {
         ucs_rcache_destroy(md->rcache);
     }
+    if (kh_size(&md->rkeys) != 0) {
+        ucs_debug("%s: %u regions still registered at close", md->name,
+                  kh_size(&md->rkeys));
+    }
+    kh_destroy_inplace(uct_srqud_rkeys, &md->rkeys);
+    ucs_spinlock_destroy(&md->reg_lock);
     ibv_dealloc_pd(md->pd);
     ibv_close_device(md->ctx);
     ucs_recursive_spinlock_destroy(&md->iface_lock);
@@ -431,6 +601,8 @@ uct_srqud_md_open(uct_component_t *component, const char *md_name,
     ucs_strncpy_zero(md->name, md_name, sizeof(md->name));
     ucs_list_head_init(&md->iface_list);
     ucs_recursive_spinlock_init(&md->iface_lock, 0);
+    ucs_spinlock_init(&md->reg_lock, 0);
+    kh_init_inplace(uct_srqud_rkeys, &md->rkeys);
 
     md->ctx = ibv_open_device(dev);
     if (md->ctx == NULL) {
@@ -494,6 +666,8 @@ err_dealloc_pd:
 err_close:
     ibv_close_device(md->ctx);
 err_free_md:
+    kh_destroy_inplace(uct_srqud_rkeys, &md->rkeys);
+    ucs_spinlock_destroy(&md->reg_lock);
     ucs_recursive_spinlock_destroy(&md->iface_lock);
     ucs_free(md);
 out_free_list:

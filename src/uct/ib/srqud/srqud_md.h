@@ -17,6 +17,7 @@
 #include <ucs/memory/rcache.h>
 #include <ucs/type/spinlock.h>
 #include <ucs/datastruct/list.h>
+#include <ucs/datastruct/khash.h>
 #include <infiniband/verbs.h>
 
 
@@ -33,17 +34,31 @@ typedef struct uct_srqud_md_config {
 /**
  * Memory handle. When the registration cache is used the handle is the
  * cache region itself; otherwise the region part is unused.
+ *
+ * Every handle is in the md's registry of remote keys while it may be
+ * named by a peer. A peer's request (zero-copy get/put, RMA) is checked
+ * against it: range, the access the user asked for, not invalidated. A
+ * request in progress holds the handle (inflight), so that deregistration
+ * never pulls memory from under the HCA: the verbs MR outlives it.
  */
 typedef struct uct_srqud_mem {
     ucs_rcache_region_t super;
     struct ibv_mr       *mr;
     uint32_t            flags;      /* UCT_SRQUD_MEM_FLAG_xx */
+    uint32_t            access;     /* UCT_MD_MEM_ACCESS_xx the user asked */
+    uint32_t            inflight;   /* remote requests using it */
+    uct_completion_t    *dereg_comp;/* invalidate: when inflight is done */
 } uct_srqud_mem_t;
 
 
 enum {
-    UCT_SRQUD_MEM_FLAG_RCACHE = UCS_BIT(0)
+    UCT_SRQUD_MEM_FLAG_RCACHE      = UCS_BIT(0),
+    UCT_SRQUD_MEM_FLAG_INVALIDATED = UCS_BIT(1), /* refuse new requests */
+    UCT_SRQUD_MEM_FLAG_DEREG       = UCS_BIT(2)  /* deregister when idle */
 };
+
+
+KHASH_MAP_INIT_INT(uct_srqud_rkeys, uct_srqud_mem_t*)
 
 
 typedef struct uct_srqud_md {
@@ -58,8 +73,13 @@ typedef struct uct_srqud_md {
      * async thread walks it. */
     ucs_recursive_spinlock_t iface_lock;
     ucs_list_link_t         iface_list;
+    /* Registered regions by remote key (any thread registers, any worker
+     * checks peers' requests) */
+    ucs_spinlock_t          reg_lock;
+    khash_t(uct_srqud_rkeys) rkeys;
     struct {
         unsigned long       async_events;  /* async events seen on the device */
+        unsigned long       remote_refused;/* peers' requests refused */
     } stats;
     char                    name[UCT_MD_NAME_MAX];
 } uct_srqud_md_t;
@@ -71,6 +91,21 @@ extern uct_component_t uct_srqud_component;
 void uct_srqud_md_iface_attach(uct_srqud_md_t *md, uct_srqud_iface_t *iface);
 
 void uct_srqud_md_iface_detach(uct_srqud_md_t *md, uct_srqud_iface_t *iface);
+
+
+/**
+ * A peer's request names [address, address + length) with @a rkey and needs
+ * @a access (UCT_MD_MEM_ACCESS_REMOTE_GET/PUT). On success the region is
+ * held until uct_srqud_md_region_release(); its lkey serves the transfer.
+ * Anything else is refused: unknown key, range outside the region (or
+ * wrapping), access the user did not grant, region being invalidated.
+ */
+ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
+                                         uint64_t address, size_t length,
+                                         unsigned access,
+                                         uct_srqud_mem_t **memh_p);
+
+void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
 
 
 static UCS_F_ALWAYS_INLINE uint32_t uct_srqud_memh_lkey(uct_mem_h memh)

@@ -35,6 +35,13 @@ typedef struct uct_srqud_iface_stats {
     unsigned long keepalives;         /* ep_check probes sent */
     unsigned long am_zcopy;           /* am_zcopy sends (payload not copied) */
     unsigned long ep_lingered;        /* destroyed eps kept until acked */
+    unsigned long zcopy_xfers;        /* zero-copy gets/puts it issued, done */
+    unsigned long zcopy_chunks_sent;  /* chunks posted by this side */
+    unsigned long zcopy_misplaced;    /* chunks that landed elsewhere */
+    unsigned long zcopy_moved;        /* ... copied home at round end */
+    unsigned long zcopy_rounds_extra; /* rounds after the first */
+    unsigned long zcopy_fallbacks;    /* no pool QP: the copy path */
+    unsigned long rma_copy_ops;       /* puts on the copy path */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -1,0 +1,137 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Zero-copy over UD (Koop, Sur, Panda, Cluster'07): pure logic, unit-tested
+ * on the host.
+ *
+ * The data sink posts the destination buffer on a QP of its own, one
+ * receive per MTU-sized chunk. A UD receive queue hands arriving packets to
+ * its work requests in posting order, whatever the packet: so if chunk 5 is
+ * lost, chunk 6 lands in the buffer posted for chunk 5. Each chunk carries
+ * its number in the immediate data, so the sink knows, per completion,
+ * whether the packet landed in its own place ("valid") or elsewhere
+ * ("misplaced"). After a round it asks the source to send again exactly
+ * what is missing, in the order of the receives then posted: the ones left
+ * over from the round, then newly posted ones. The paper resent the whole
+ * message; resending only what is missing was its future work.
+ */
+
+#ifndef UCT_SRQUD_CHUNK_H_
+#define UCT_SRQUD_CHUNK_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Is [addr, addr + len) inside [start, start + size)? Never wraps. */
+static inline int uct_srqud_range_within(uint64_t start, uint64_t size,
+                                         uint64_t addr, uint64_t len)
+{
+    return (addr >= start) && (len <= size) && ((addr - start) <= (size - len));
+}
+
+
+/* Receive side of one transfer: where each chunk stands, and the receives
+ * posted on the QP in order */
+typedef struct uct_srqud_chunk_rx {
+    uint32_t  nchunks;     /* chunks of the transfer */
+    uint32_t  valid_count; /* chunks whose data is in place */
+    uint64_t  *valid;      /* bitmap: data in place */
+    uint64_t  *posted;     /* bitmap: a receive for it is on the QP */
+    uint32_t  *ring;       /* the posted receives: chunk of each, in order */
+    uint32_t  depth;       /* receives the QP holds */
+    uint32_t  head;        /* ring index of the oldest posted receive */
+    uint32_t  count;       /* posted receives not completed */
+    uint32_t  next_new;    /* first chunk never posted */
+    uint32_t  scan;        /* first chunk that may be missing */
+    /* misplaced packets since the last settle: which receive (slot) got
+     * which chunk */
+    uint32_t  *mis_slot;
+    uint32_t  *mis_chunk;
+    uint32_t  mis_count;
+} uct_srqud_chunk_rx_t;
+
+
+/* A local copy that puts a misplaced chunk where it belongs */
+typedef struct uct_srqud_chunk_move {
+    uint32_t from_slot;    /* the receive buffer it landed in */
+    uint32_t chunk;        /* where it belongs */
+} uct_srqud_chunk_move_t;
+
+
+/* 0, or -1 if out of memory */
+int uct_srqud_chunk_rx_init(uct_srqud_chunk_rx_t *rx, uint32_t nchunks,
+                            uint32_t depth);
+
+void uct_srqud_chunk_rx_cleanup(uct_srqud_chunk_rx_t *rx);
+
+
+/**
+ * Fill the QP up to its depth: missing chunks first (consumed by a
+ * misplaced or lost packet earlier), then chunks never posted. Their
+ * numbers are written to @a new_chunks (at most @a max), in posting order.
+ * @return how many receives to post now.
+ */
+uint32_t uct_srqud_chunk_rx_plan(uct_srqud_chunk_rx_t *rx, uint32_t *new_chunks,
+                                 uint32_t max);
+
+
+/**
+ * The oldest posted receive completed with a packet carrying chunk number
+ * @a imm; @a length_ok: its length is that chunk's. Returns the chunk the
+ * receive was posted for, and sets *in_place if the packet was that chunk.
+ * A misplaced packet is remembered for uct_srqud_chunk_rx_settle().
+ */
+uint32_t uct_srqud_chunk_rx_complete(uct_srqud_chunk_rx_t *rx, uint32_t imm,
+                                     int length_ok, int *in_place);
+
+
+/**
+ * End of a round (no packet can land in the buffers it names any more):
+ * misplaced chunks whose own place is free (not in place, no receive
+ * posted for it) are moved there by a local copy instead of being resent;
+ * moves are returned in an order that never overwrites data still to be
+ * moved (chains backwards; a cycle of swapped chunks is left to be
+ * resent). The caller copies; the chunks are then counted in place.
+ * @param movable   whether the chunk that landed in a slot fits a move
+ *                  (a longer packet in the short last slot does not)
+ * @return the number of moves written to @a moves (at most the misplaced
+ *         count of the round, which @a moves must hold).
+ */
+uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
+                                   uct_srqud_chunk_move_t *moves);
+
+
+/* Chunks to request from the source, in the order of the posted receives:
+ * the whole ring. Returns how many were written (at most @a max). */
+uint32_t uct_srqud_chunk_rx_order(const uct_srqud_chunk_rx_t *rx,
+                                  uint32_t *chunks, uint32_t max);
+
+
+static inline int uct_srqud_chunk_rx_done(const uct_srqud_chunk_rx_t *rx)
+{
+    return rx->valid_count == rx->nchunks;
+}
+
+
+/**
+ * Encode a list of chunk numbers as ranges (start, count): at most
+ * @a max_ranges. Returns the number of list entries encoded (a prefix).
+ */
+typedef struct uct_srqud_chunk_range {
+    uint32_t start;
+    uint32_t count;
+} uct_srqud_chunk_range_t;
+
+uint32_t uct_srqud_chunk_encode(const uint32_t *chunks, uint32_t num,
+                                uct_srqud_chunk_range_t *ranges,
+                                uint32_t max_ranges, uint32_t *num_ranges_p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
