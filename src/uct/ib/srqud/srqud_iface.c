@@ -149,6 +149,11 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, zcopy_sq_depth),
      UCS_CONFIG_TYPE_UINT},
 
+    {"STATS_DUMP", "n",
+     "Print the interface's counters (retransmissions, SRQ limit events,\n"
+     "zero-copy transfers...) on stderr when it closes.",
+     ucs_offsetof(uct_srqud_iface_config_t, stats_dump), UCS_CONFIG_TYPE_BOOL},
+
     {"FAULT_TX_DROP", "0",
      "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
      "lossy fabric would (Soft-RoCE short-circuits traffic to its own\n"
@@ -930,6 +935,9 @@ static unsigned uct_srqud_iface_progress_locked(uct_srqud_iface_t *iface,
         if (ucs_unlikely(!ucs_list_is_empty(&iface->rma.ops))) {
             count += uct_srqud_rma_progress(iface, now);
         }
+    } else if (iface->zcopy.marker_count ||
+               !ucs_queue_is_empty(&iface->zcopy.jobs)) {
+        count += uct_srqud_zcopy_async_progress(iface);
     }
 
     if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
@@ -1549,6 +1557,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     self->config.seg_size      = (config->seg_size == UCS_MEMUNITS_AUTO) ?
                                  mtu : config->seg_size;
     self->config.mtu           = mtu;
+    self->config.stats_dump    = config->stats_dump;
     self->zcopy.pool_size      = config->zcopy_qps;
     self->zcopy.thresh         = config->zcopy_thresh;
     self->zcopy.rq_depth       = config->zcopy_rq_depth;
@@ -1767,6 +1776,41 @@ err:
 }
 
 
+/* The counters, at close: in the debug log, or on stderr with
+ * UCX_SRQUD_STATS_DUMP=y (how tests and benchmarks see what UCP did) */
+static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
+{
+    const uct_srqud_iface_stats_t *s = &iface->stats;
+    char line[1024];
+
+    snprintf(line, sizeof(line),
+             "rx %lu tx %lu malformed %lu retransmits %lu timeouts %lu "
+             "dups %lu gaps %lu acks %lu nacks %lu failures %lu "
+             "srq_limit_events %lu srq_refilled %lu srq_grows %lu "
+             "async_progress %lu async_queued %lu keepalives %lu "
+             "am_zcopy %lu lingered %lu zcopy_xfers %lu zcopy_chunks_sent %lu "
+             "zcopy_misplaced %lu zcopy_moved %lu zcopy_rounds_extra %lu "
+             "zcopy_fallbacks %lu rma_copy_ops %lu fault_dropped %lu "
+             "fault_duplicated %lu",
+             s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
+             s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
+             s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
+             s->srq_limit_events, s->srq_refilled, s->srq_grows,
+             s->async_progress, s->async_queued, s->keepalives, s->am_zcopy,
+             s->ep_lingered, s->zcopy_xfers, s->zcopy_chunks_sent,
+             s->zcopy_misplaced, s->zcopy_moved, s->zcopy_rounds_extra,
+             s->zcopy_fallbacks, s->rma_copy_ops, s->fault_dropped,
+             s->fault_duplicated);
+    if (iface->config.stats_dump) {
+        fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
+                iface->port_num, iface, line);
+    } else {
+        ucs_debug("%s:%d: srqud iface %p closing: %s", iface->md->name,
+                  iface->port_num, iface, line);
+    }
+}
+
+
 static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
 {
     uct_srqud_recv_desc_t *rdesc;
@@ -1801,16 +1845,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
     ucs_ptr_array_cleanup(&self->eps, 0);
     uct_srqud_leave(self);
 
-    ucs_debug("%s:%d: srqud iface %p closing: rx %lu dropped %lu tx %lu "
-              "srq_limit_events %lu retransmits %lu dups %lu gaps %lu acks %lu "
-              "nacks %lu failures %lu fault_dropped %lu fault_duplicated %lu",
-              self->md->name, self->port_num, self, self->stats.rx_packets,
-              self->stats.rx_dropped_malformed, self->stats.tx_packets,
-              self->stats.srq_limit_events, self->stats.tx_retransmits,
-              self->stats.rx_duplicates, self->stats.rx_out_of_order,
-              self->stats.acks_sent, self->stats.nacks_sent,
-              self->stats.ep_failures, self->stats.fault_dropped,
-              self->stats.fault_duplicated);
+    uct_srqud_iface_print_stats(self);
 
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);

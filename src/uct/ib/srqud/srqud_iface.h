@@ -61,6 +61,7 @@ typedef struct uct_srqud_iface_config {
     size_t                   zcopy_thresh;   /* smaller: the copy path */
     unsigned                 zcopy_rq_depth; /* receives per pool QP */
     unsigned                 zcopy_sq_depth; /* chunk send queue */
+    int                      stats_dump;     /* counters on stderr at close */
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */
 } uct_srqud_iface_config_t;
@@ -220,6 +221,7 @@ struct uct_srqud_iface {
         unsigned             rx_post_batch;
         size_t               seg_size;    /* payload of one packet, neth incl. */
         size_t               mtu;         /* the port's active MTU, bytes */
+        int                  stats_dump;
         size_t               max_inline;
         unsigned             zcopy_max_iov; /* am_zcopy payload entries */
         unsigned             rx_payload_offset;

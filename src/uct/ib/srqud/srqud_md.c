@@ -400,7 +400,8 @@ static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
     long cpu;
 
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY |
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH |
+                                    UCT_MD_FLAG_NEED_RKEY |
                                     UCT_MD_FLAG_INVALIDATE;
     md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.alloc_mem_types  = 0;

@@ -104,6 +104,7 @@ ucs_status_t uct_srqud_zcopy_init(uct_srqud_iface_t *iface)
     ucs_list_head_init(&z->xfers);
     z->next_id      = 1;
     z->pool_created = 0;
+    z->user_jobs    = 0;
     z->sqp          = NULL;
     z->scq          = NULL;
     z->scratch      = NULL;
@@ -223,20 +224,28 @@ void uct_srqud_zcopy_cleanup(uct_srqud_iface_t *iface)
     uct_srqud_xfer_t *xfer, *tmp;
     unsigned i;
 
-    ucs_list_for_each_safe(xfer, tmp, &z->xfers, list) {
-        uct_srqud_zcopy_xfer_free(iface, xfer);
+    /* the QPs first: after that nothing is in flight, and transfers still
+     * there (a peer's, or one a closing user left) can go */
+    if (z->sqp != NULL) {
+        ibv_destroy_qp(z->sqp);
+        z->sqp = NULL;
     }
-
     if (z->pool != NULL) {
         for (i = 0; i < z->pool_size; ++i) {
             if (z->pool[i].qp != NULL) {
                 uct_srqud_zcopy_pool_destroy(&z->pool[i]);
             }
+            z->pool[i].xfer = NULL;
         }
     }
-    if (z->sqp != NULL) {
-        ibv_destroy_qp(z->sqp);
+    z->user_jobs = 0;
+    ucs_list_for_each_safe(xfer, tmp, &z->xfers, list) {
+        xfer->job.in_flight = 0;
+        xfer->pqp           = NULL;
+        uct_srqud_zcopy_xfer_free(iface, xfer);
     }
+    z->marker_count = 0;
+
     if (z->scq != NULL) {
         ibv_destroy_cq(z->scq);
     }
@@ -674,8 +683,12 @@ static unsigned uct_srqud_zcopy_sink_poll(uct_srqud_iface_t *iface,
 }
 
 
-/* Sink: is the round over? Everything asked for came, or the source said
- * how many it sent and they came, or nothing comes any more */
+/* Sink: is the round over? Everything asked for came; or the source said
+ * how many it sent (ZFIN goes after its sends completed, so the chunks are
+ * on their way or in) and they came or stopped coming. Without a ZFIN the
+ * source may be busy sending other transfers' chunks before ours: only a
+ * long silence ends the round (a lost ZFIN). Ending rounds early makes
+ * the source send chunks twice, which then land in the wrong receives. */
 static int uct_srqud_zcopy_round_over(uct_srqud_iface_t *iface,
                                       uct_srqud_xfer_t *xfer, ucs_time_t now)
 {
@@ -688,7 +701,7 @@ static int uct_srqud_zcopy_round_over(uct_srqud_iface_t *iface,
         return (xfer->round_done >= xfer->round_sent) ||
                (idle >= iface->config.rto_min / 4);
     }
-    return idle >= iface->config.rto_min;
+    return idle >= iface->config.rto_max;
 }
 
 
@@ -808,28 +821,24 @@ static uint32_t *uct_srqud_zcopy_decode(const uct_srqud_zhdr_t *hdr,
 }
 
 
-/* Responder of a get, after its chunks are posted: ZFIN */
-static void uct_srqud_zcopy_get_source_posted(uct_srqud_iface_t *iface,
-                                              uct_srqud_zsend_job_t *job)
+/* Responder of a get, when its chunk sends completed (they are out, and
+ * the HCA is done with the memory): ZFIN, and the region is released */
+static void uct_srqud_zcopy_get_source_drained(uct_srqud_iface_t *iface,
+                                               uct_srqud_zsend_job_t *job)
 {
     uct_srqud_xfer_t *xfer = job->arg;
     uct_srqud_zhdr_t hdr;
 
-    memset(&hdr, 0, sizeof(hdr));
-    hdr.xfer_id = xfer->id;
-    hdr.round   = xfer->round;
-    hdr.status  = UCS_OK;
-    hdr.count   = job->count;
-    uct_srqud_ep_send_answer(iface, xfer->ep, UCT_SRQUD_CTL_ZFIN, &hdr,
-                             sizeof(hdr), NULL, 0);
-}
-
-
-/* ... and when the HCA is done with the memory: release it */
-static void uct_srqud_zcopy_get_source_drained(uct_srqud_iface_t *iface,
-                                               uct_srqud_zsend_job_t *job)
-{
-    uct_srqud_zcopy_xfer_free(iface, job->arg);
+    if (xfer->ep != NULL) {
+        memset(&hdr, 0, sizeof(hdr));
+        hdr.xfer_id = xfer->id;
+        hdr.round   = xfer->round;
+        hdr.status  = UCS_OK;
+        hdr.count   = job->count;
+        uct_srqud_ep_send_answer(iface, xfer->ep, UCT_SRQUD_CTL_ZFIN, &hdr,
+                                 sizeof(hdr), NULL, 0);
+    }
+    uct_srqud_zcopy_xfer_free(iface, xfer);
 }
 
 
@@ -884,7 +893,7 @@ static void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface,
     xfer->job.chunk    = hdr->chunk;
     xfer->job.list     = list;
     xfer->job.count    = count;
-    xfer->job.posted   = uct_srqud_zcopy_get_source_posted;
+    xfer->job.posted   = NULL;
     xfer->job.drained  = uct_srqud_zcopy_get_source_drained;
     uct_srqud_zcopy_job_submit(iface, &xfer->job);
     uct_srqud_zcopy_send_progress(iface);
@@ -1062,27 +1071,21 @@ static ucs_status_t uct_srqud_zcopy_put_request(uct_srqud_iface_t *iface,
 }
 
 
-static void uct_srqud_zcopy_put_source_posted(uct_srqud_iface_t *iface,
-                                              uct_srqud_zsend_job_t *job)
-{
-    uct_srqud_xfer_t *xfer = job->arg;
-
-    if (!(xfer->flags & UCT_SRQUD_XFER_FLAG_DONE)) {
-        uct_srqud_zcopy_put_request(iface, xfer); /* ZFIN */
-    }
-}
-
-
+/* Initiator of a put, when its chunk sends completed: ZFIN (see
+ * uct_srqud_zcopy_round_over()), or the end the transfer waited for */
 static void uct_srqud_zcopy_put_source_drained(uct_srqud_iface_t *iface,
                                                uct_srqud_zsend_job_t *job)
 {
     uct_srqud_xfer_t *xfer = job->arg;
 
+    --iface->zcopy.user_jobs;
     xfer->flags &= ~UCT_SRQUD_XFER_FLAG_SENDING;
     if (xfer->flags & UCT_SRQUD_XFER_FLAG_DONE) {
         xfer->flags &= ~UCT_SRQUD_XFER_FLAG_DONE;
         uct_srqud_zcopy_finish(iface, xfer, xfer->status);
+        return;
     }
+    uct_srqud_zcopy_put_request(iface, xfer); /* ZFIN */
 }
 
 
@@ -1161,8 +1164,9 @@ void uct_srqud_zcopy_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         xfer->job.chunk    = xfer->chunk;
         xfer->job.list     = list;
         xfer->job.count    = count;
-        xfer->job.posted   = uct_srqud_zcopy_put_source_posted;
+        xfer->job.posted   = NULL;
         xfer->job.drained  = uct_srqud_zcopy_put_source_drained;
+        ++iface->zcopy.user_jobs;
         uct_srqud_zcopy_job_submit(iface, &xfer->job);
         uct_srqud_zcopy_send_progress(iface);
         break;
@@ -1226,6 +1230,19 @@ ucs_status_t uct_srqud_zcopy_start(uct_srqud_iface_t *iface,
 
     uct_srqud_zcopy_next_round(iface, xfer);
     return UCS_INPROGRESS;
+}
+
+
+/* On the async thread: chunk sends of peers' gets go on and end with
+ * their ZFIN while the user computes; the user's own puts complete to the
+ * user, so their completions wait for its progress */
+unsigned uct_srqud_zcopy_async_progress(uct_srqud_iface_t *iface)
+{
+    if (iface->zcopy.user_jobs > 0) {
+        return 0;
+    }
+    return uct_srqud_zcopy_send_completions(iface) +
+           uct_srqud_zcopy_send_progress(iface);
 }
 
 

@@ -145,6 +145,7 @@ typedef struct uct_srqud_zcopy {
     uct_srqud_zmarker_t      *markers;    /* ring: signaled sends in flight */
     unsigned                 marker_head;
     unsigned                 marker_count;
+    unsigned                 user_jobs;   /* the user's puts sending */
     /* receive pool */
     uct_srqud_pool_qp_t      *pool;
     unsigned                 pool_size;   /* UCX_SRQUD_ZCOPY_QPS */
@@ -169,6 +170,9 @@ void uct_srqud_zcopy_cleanup(uct_srqud_iface_t *iface);
 
 /* Poll chunk completions, run rounds and timers; from the user's progress */
 unsigned uct_srqud_zcopy_progress(uct_srqud_iface_t *iface);
+
+/* From the async thread: chunk sends of peers' gets */
+unsigned uct_srqud_zcopy_async_progress(uct_srqud_iface_t *iface);
 
 /* Nothing in progress (flush, event_arm) */
 int uct_srqud_zcopy_idle(uct_srqud_iface_t *iface);
