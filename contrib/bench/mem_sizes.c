@@ -15,6 +15,7 @@
 #include <uct/ib/rc/verbs/rc_verbs.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_rxe.h>
 #include <stdio.h>
 
 int main(void)
@@ -25,5 +26,8 @@ int main(void)
     printf("srqud_peer_key %zu\n", sizeof(uct_srqud_peer_key_t));
     printf("ud_verbs_ep %zu\n", sizeof(uct_ud_verbs_ep_t));
     printf("rc_verbs_ep %zu\n", sizeof(uct_rc_verbs_ep_t));
+    /* Soft-RoCE's send work queue entry; the kernel appends its gather list
+     * or inline data, max(max_sge * 16, max_inline) bytes */
+    printf("rxe_send_wqe %zu\n", sizeof(struct rxe_send_wqe));
     return 0;
 }
