@@ -135,7 +135,7 @@ if [ $WHICH != mpich ]; then
     for algo in recursive_doubling ring p2p_rd p2p_ring; do
         [ $NET != host ] && [ $algo = recursive_doubling ] && continue   # the default above
         expect ok "ompi $NET np=$np $algo" ompi "${tls[@]}" $E=ucg UCG_ALLGATHER_ALGO=$algo $np \
-            "${with_component[@]}" "$OMPI_TEST" -b 1048576 -t 4194304
+            "${with_component[@]}" "$OMPI_TEST" -b ${MAXB:-1048576} -t 4194304
     done
     if [ $NET = host ]; then
         for np in 3 8; do
@@ -174,7 +174,7 @@ if [ $WHICH != ompi ]; then
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 6 ] && [ $NET = host ] && np=6
     for algo in ring p2p_rd p2p_ring; do
         expect ok "mpich $NET np=$np $algo" mpich "${tls[@]}" "${pre[@]}" $E=ucg UCG_ALLGATHER_ALGO=$algo \
-            $np "$MPICH_TEST" -b 1048576 -t 4194304
+            $np "$MPICH_TEST" -b ${MAXB:-1048576} -t 4194304
     done
     if [ $NET = host ]; then
         expect ok "mpich np=4 SUCG_MPI_ENABLE=0" mpich "${tls[@]}" "${pre[@]}" SUCG_MPI_ENABLE=0 $E=none 4 \
