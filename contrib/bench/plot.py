@@ -75,9 +75,16 @@ def group(rows, args):
         series = "/".join(r[c] for c in args.series)
         out.setdefault(facet, OrderedDict()).setdefault(series, []).append(
             (number(r, args.x), number(r, args.y)))
-    for facet in out.values():
-        for pts in facet.values():
+    for fname, facet in out.items():
+        for sname, pts in facet.items():
             pts.sort()
+            xs = [x for x, _ in pts]
+            dup = sorted({x for x in xs if xs.count(x) > 1})
+            if dup:
+                die("series %r%s has several rows for %s=%s: narrow it with "
+                    "--where or add a column to --series" %
+                    (sname, " (%s=%s)" % (args.facet, fname) if args.facet else "",
+                     args.x, fmt(dup[0])))
     return out
 
 
