@@ -60,12 +60,11 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     esac
 done
-case "$NET" in
-host)  UCX_ENV=(UCX_TLS=sm,self UCX_NET_DEVICES=lo) ;;
-srqud) UCX_ENV=(UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1) ;;
-rc)    UCX_ENV=(UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2) ;;
-*)     echo "error: --net $NET: host, srqud or rc" >&2; exit 2 ;;
-esac
+# shellcheck source=../../test/ucg/mpi/mpirun.sh
+. "$ROOT/test/ucg/mpi/mpirun.sh"
+sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
+# the same transport for both MPIs and UCG; on the host: shared memory
+[ "$NET" = host ] && UCX_ENV=(UCX_TLS=sm,self "${UCX_ENV[@]}")
 case "$WHICH" in both|ompi|mpich) ;; *) echo "error: --mpi $WHICH: both, ompi or mpich" >&2; exit 2 ;; esac
 for m in $MODES; do
     case "$m" in reuse|fresh) ;; *) echo "error: --modes: reuse and/or fresh, not '$m'" >&2; exit 2 ;; esac
@@ -74,7 +73,6 @@ for a in $ALGOS; do
     case "$a" in recursive_doubling|ring|p2p_rd|p2p_ring) ;;
     *) echo "error: --algos: unknown UCG algorithm '$a'" >&2; exit 2 ;; esac
 done
-UCX_ENV+=(UCX_WARN_UNUSED_ENV_VARS=n)
 OUT=${OUT:-$B/bench/ucg-allgather-$NET}
 mkdir -p "$OUT"
 COMPONENT_DIR=$B/install/lib/openmpi
@@ -84,42 +82,39 @@ for f in "$COMPONENT_DIR/mca_coll_sucg.so" "$PMPI_LIB" "$EX/sucg_allgather_bench
          "$EX/sucg_allgather_bench_mpich" "$EX/sucg_matmul_ompi" "$EX/sucg_matmul_mpich"; do
     [ -e "$f" ] || { echo "error: $f missing: run contrib/build.sh" >&2; exit 1; }
 done
-OMPI_DEFAULT_PATH=$(ompi_info --parsable --param mca base --level 9 2>/dev/null |
-    sed -n 's/^mca:.*:mca_base_component_path:value:"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p')
-OMPI_DEFAULT_PATH=${OMPI_DEFAULT_PATH:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
-TMO=${TMO:-3600}
+sucg_ompi_component_args "$COMPONENT_DIR"
+# per mpirun: the VM is slow
+SUCG_MPI_TMO=${TMO:-3600}
 PLOT=$ROOT/contrib/bench/plot.py
 # Debian's python3 has python3-matplotlib (contrib/build.sh installs it)
 PYTHON=${PYTHON:-/usr/bin/python3}
 ERRORS=0
 
-# run_ompi IMPL NP PROGRAM ARGS...: IMPL ompi-tuned or ompi-ucg-ALGO[-auto]
+# run_ompi IMPL NP PROGRAM ARGS...: IMPL ompi-tuned (the component not on
+# the path: Open MPI as shipped) or ompi-ucg-ALGO (ALGO auto: UCG's choice)
 run_ompi() {
-    local impl=$1 np=$2 xs=() e
+    local impl=$1 np=$2 vars=() comp=()
     shift 2
-    for e in "${UCX_ENV[@]}"; do xs+=(-x "$e"); done
     case "$impl" in
-    ompi-tuned) ;;   # the component is not on the path: Open MPI as shipped
-    ompi-ucg-auto) xs+=(--mca mca_base_component_path "$COMPONENT_DIR:$OMPI_DEFAULT_PATH") ;;
-    ompi-ucg-*) xs+=(--mca mca_base_component_path "$COMPONENT_DIR:$OMPI_DEFAULT_PATH"
-                     -x UCG_ALLGATHER_ALGO="${impl#ompi-ucg-}") ;;
+    ompi-ucg-*) comp=("${SUCG_OMPI_COMPONENT_ARGS[@]}") ;;
     esac
-    timeout $TMO mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
-        --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        --mca btl self,vader --mca oob_tcp_if_include lo "${xs[@]}" "$@"
+    case "$impl" in
+    ompi-ucg-auto|ompi-tuned) ;;
+    *) vars=(UCG_ALLGATHER_ALGO="${impl#ompi-ucg-}") ;;
+    esac
+    sucg_ompi "${vars[@]}" "$np" "${comp[@]}" "$@"
 }
 
 # run_mpich IMPL NP PROGRAM ARGS...: IMPL mpich-default or mpich-ucg-ALGO
 run_mpich() {
-    local impl=$1 np=$2 gs=() e
+    local impl=$1 np=$2 vars=()
     shift 2
-    for e in "${UCX_ENV[@]}"; do gs+=(-genv "${e%%=*}" "${e#*=}"); done
     case "$impl" in
     mpich-default) ;;
-    mpich-ucg-auto) gs+=(-genv LD_PRELOAD "$PMPI_LIB") ;;
-    mpich-ucg-*) gs+=(-genv LD_PRELOAD "$PMPI_LIB" -genv UCG_ALLGATHER_ALGO "${impl#mpich-ucg-}") ;;
+    mpich-ucg-auto) vars=(LD_PRELOAD="$PMPI_LIB") ;;
+    *) vars=(LD_PRELOAD="$PMPI_LIB" UCG_ALLGATHER_ALGO="${impl#mpich-ucg-}") ;;
     esac
-    timeout $TMO mpirun.mpich -iface lo -np "$np" "${gs[@]}" "$@"
+    sucg_mpich "${vars[@]}" "$np" "$@"
 }
 
 impls() {

@@ -47,13 +47,11 @@ while [ $# -gt 0 ]; do
        exit 2 ;;
     esac
 done
-case "$NET" in host|srqud|rc) ;; *) echo "error: --net $NET: host, srqud or rc" >&2; exit 2 ;; esac
 case "$WHICH" in both|ompi|mpich) ;; *) echo "error: --mpi $WHICH: both, ompi or mpich" >&2; exit 2 ;; esac
 
-OMPI_DEFAULT_PATH=$(ompi_info --parsable --param mca base --level 9 2>/dev/null |
-    sed -n 's/^mca:.*:mca_base_component_path:value:"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p')
-OMPI_DEFAULT_PATH=${OMPI_DEFAULT_PATH:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
-TMO=${TMO:-300}
+# shellcheck source=mpirun.sh
+. "$ROOT/test/ucg/mpi/mpirun.sh"
+SUCG_MPI_TMO=${TMO:-300}
 LOG=$(mktemp -d /tmp/sucg-mpi-tests.XXXXXX)
 pass=0
 fail=0
@@ -66,33 +64,11 @@ for f in "${need[@]}"; do
 done
 
 # the UCX transport of the MPI and of UCG (same UCX_TLS for both)
-case "$NET" in
-host)  UCX_ENV=(UCX_NET_DEVICES=lo) ;;
-srqud) UCX_ENV=(UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1) ;;
-rc)    UCX_ENV=(UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2) ;;
-esac
-UCX_ENV+=(UCX_WARN_UNUSED_ENV_VARS=n)
-
-# ompi [VAR=VAL...] NP [mpirun args...] -- every VAR=VAL becomes -x
-ompi() {
-    local xs=() e
-    for e in "${UCX_ENV[@]}"; do xs+=(-x "$e"); done
-    while [[ "$1" == *=* ]]; do xs+=(-x "$1"); shift; done
-    local np=$1; shift
-    timeout $TMO mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
-        --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        --mca btl self,vader --mca oob_tcp_if_include lo "${xs[@]}" "$@"
-}
-with_component=(--mca mca_base_component_path "$OMPI_COMPONENT_DIR:$OMPI_DEFAULT_PATH")
-
-# mpich [VAR=VAL...] NP [mpirun args...] -- every VAR=VAL becomes -genv
-mpich() {
-    local gs=() e
-    for e in "${UCX_ENV[@]}"; do gs+=(-genv "${e%%=*}" "${e#*=}"); done
-    while [[ "$1" == *=* ]]; do gs+=(-genv "${1%%=*}" "${1#*=}"); shift; done
-    local np=$1; shift
-    timeout $TMO mpirun.mpich -iface lo -np "$np" "${gs[@]}" "$@"
-}
+sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
+ompi()  { sucg_ompi "$@"; }
+mpich() { sucg_mpich "$@"; }
+sucg_ompi_component_args "$OMPI_COMPONENT_DIR"
+with_component=("${SUCG_OMPI_COMPONENT_ARGS[@]}")
 
 # expect ok|fail DESC command...
 expect() {
