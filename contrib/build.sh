@@ -23,7 +23,9 @@ PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
           rdma-core ibverbs-providers ibverbs-utils
           googletest libgtest-dev
           qemu-system-x86 busybox-static kmod cpio iproute2
-          python3)
+          python3
+          libopenmpi-dev openmpi-bin libmpich-dev mpich bc
+          python3-matplotlib)
 
 install_packages() {
     local missing=()
@@ -55,15 +57,19 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] ||
     ./autogen.sh >/dev/null 2>&1
 fi
 
-build_tree() {   # build_tree DIR UCX_PREFIX
+build_tree() {   # build_tree DIR UCX_PREFIX [CONFIGURE_ARGS...]
     local dir=$1 prefix=$2
+    shift 2
     mkdir -p "$dir"
     cd "$dir"
-    if [ ! -f Makefile ] || [ "$ROOT/configure" -nt Makefile ]; then
-        log "configure $dir (UCX $prefix)"
+    # reconfigure when configure changed or the options did
+    if [ ! -f Makefile ] || [ "$ROOT/configure" -nt Makefile ] ||
+       [ "$(cat configure.args 2>/dev/null)" != "$*" ]; then
+        log "configure $dir (UCX $prefix $*)"
         "$ROOT/configure" --with-ucx="$prefix" --with-ucx-src="$UCX_SRC" \
-            --prefix="$SRQUD_BUILD/install" > configure.out 2>&1 ||
+            --prefix="$SRQUD_BUILD/install" "$@" > configure.out 2>&1 ||
             { tail -30 configure.out; exit 1; }
+        echo "$*" > configure.args
     fi
     log "make $dir"
     make -j"$JOBS" > make.out 2>&1 || { grep -E -B2 -A8 "error" make.out | head -60; exit 1; }
@@ -72,13 +78,19 @@ build_tree() {   # build_tree DIR UCX_PREFIX
     cd "$ROOT"
 }
 
-# Route (a): our UCX, module installed where it dlopens modules from
-build_tree "$SRQUD_BUILD/obj" "$UCX_PREFIX"
-make -C "$SRQUD_BUILD/obj/src/uct/ib/srqud" install > /dev/null
+# Route (a): our UCX, module installed where it dlopens modules from; UCG
+# and its MPI glue (required here: the tests run them) into build/install:
+# lib/libsrqud_ucg.so, lib/libsucg_pmpi.so, lib/openmpi/mca_coll_sucg.so
+build_tree "$SRQUD_BUILD/obj" "$UCX_PREFIX" --with-ompi=yes --with-mpich=yes
+make -C "$SRQUD_BUILD/obj" install > "$SRQUD_BUILD/obj/make-install.out" 2>&1 ||
+    { tail -30 "$SRQUD_BUILD/obj/make-install.out"; exit 1; }
 test -e "$UCX_PREFIX/lib/ucx/libuct_srqud.so.0"
+test -e "$SRQUD_BUILD/install/lib/openmpi/mca_coll_sucg.so"
+test -e "$SRQUD_BUILD/install/lib/libsucg_pmpi.so"
 
-# Route (b): stock Debian UCX, module LD_PRELOADed
-build_tree "$SRQUD_BUILD/stock" /usr
+# Route (b): stock Debian UCX, module LD_PRELOADed (no MPI glue: route b
+# tests the module loading only)
+build_tree "$SRQUD_BUILD/stock" /usr --without-ompi --without-mpich
 test -e "$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so"
 
-log "done: module $UCX_PREFIX/lib/ucx/libuct_srqud.so.0, preload $SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so"
+log "done: module $UCX_PREFIX/lib/ucx/libuct_srqud.so.0, preload $SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so, UCG + MPI glue in $SRQUD_BUILD/install"

@@ -552,7 +552,12 @@ int main(int argc, char **argv)
         }
         usleep(10000);
     }
-    printf("sucg_launch n=%d: %s (%.2f s)\n", nranks, failed ? "FAILED" : "PASSED",
-           now() - t0 > 1e8 ? -1.0 : now() - t0);
+    if (t0 > now()) {   /* timed out: t0 was pushed into the future */
+        printf("sucg_launch n=%d: FAILED (timeout after %d s)\n", nranks,
+               timeout);
+    } else {
+        printf("sucg_launch n=%d: %s (%.2f s)\n", nranks,
+               failed ? "FAILED" : "PASSED", now() - t0);
+    }
     return failed;
 }
