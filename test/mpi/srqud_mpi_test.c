@@ -321,9 +321,14 @@ int main(int argc, char **argv)
         }
     }
 
+    /* a barrier between phases: the any-source receives of one would
+     * otherwise match the next phase's messages */
     phase_p2p(max_size, iters);
+    MPI_Barrier(MPI_COMM_WORLD);
     phase_any_source();
+    MPI_Barrier(MPI_COMM_WORLD);
     phase_outstanding(outstanding);
+    MPI_Barrier(MPI_COMM_WORLD);
     phase_collectives();
 
     local[0] = g_checks;

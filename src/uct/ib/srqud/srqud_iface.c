@@ -1246,14 +1246,14 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
     iface_attr->cap.put.min_zcopy       = 0;
     iface_attr->cap.put.max_zcopy       = UCT_SRQUD_RMA_MAX_ZCOPY;
     iface_attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
-    iface_attr->cap.put.align_mtu       = iface_attr->cap.am.align_mtu;
+    iface_attr->cap.put.align_mtu       = uct_srqud_mtu_bytes(iface->path_mtu);
     iface_attr->cap.put.max_iov         = 1;
     iface_attr->cap.get.max_short       = 0;
     iface_attr->cap.get.max_bcopy       = rma_get;
     iface_attr->cap.get.min_zcopy       = 0;
     iface_attr->cap.get.max_zcopy       = UCT_SRQUD_RMA_MAX_ZCOPY;
     iface_attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
-    iface_attr->cap.get.align_mtu       = iface_attr->cap.am.align_mtu;
+    iface_attr->cap.get.align_mtu       = uct_srqud_mtu_bytes(iface->path_mtu);
     iface_attr->cap.get.max_iov         = 1;
     iface_attr->cap.am.align_mtu = uct_srqud_mtu_bytes(iface->path_mtu);
 
