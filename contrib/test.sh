@@ -82,7 +82,7 @@ fi
 run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     local out
     out=$(mktemp)
-    "$ROOT/contrib/softroce/vm-run" --timeout 2400 "$@" 2>&1 | tee "$out"
+    "$ROOT/contrib/softroce/vm-run" "$@" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
     count_results < "$out"
     if ! grep -q "^RESULT " "$out"; then
@@ -93,9 +93,11 @@ run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     return $rc
 }
 
+# Route a runs UCX's UCT suite, whose peer_failure_multiple case needs more
+# than 4 GB of guest memory
 echo "== device tests, route a (UCX dlopens libuct_srqud)"
-run_vm -- "$ROOT/contrib/vm-tests.sh"
+run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
-run_vm --stock -- "$ROOT/contrib/vm-tests.sh" --stock
+run_vm --timeout 1200 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
 
 finish

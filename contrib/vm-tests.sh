@@ -95,19 +95,13 @@ fi
 # ---- UCG (issue 5) ---------------------------------------------------------
 # Collectives over UCP on real verbs, route a only: over rc_verbs (RDMA
 # writes; ud_verbs is UCP's auxiliary wire-up transport) and over srqud
-# (no RMA in srqud: UCP emulates puts with its active messages). Each run
+# (its zero-copy UD puts). Each run
 # verifies every byte; the MPI runs also prove through the glue's counters
 # that every MPI_Allgather went through UCG. Bounded for the emulated CPU:
 # 8 MiB blocks at 2 processes only.
-# srqud is bounded to small puts (at most 128 KiB): larger UCP puts over
-# srqud stall now and then in the VM, without UCG too (ucx_perftest -t
-# ucp_put_bw -s 1048576 -n 20 over UCX_TLS=srqud,self never finished;
-# sucg_launch -n 5 with 300000-byte blocks stalled in the 1.5 MB fold-in
-# put of recursive doubling; the benchmark stalled at 256 KiB blocks, 4
-# ranks, Open MPI, whose largest put is 512 KiB, while the same size had
-# passed the MPI test once). -m bounds the result per rank, hence every
-# put; the MPI runs use 16 KiB blocks (largest put 64 KiB at 8 ranks).
-# Reported to the srqud work.
+# srqud runs the same sizes as rc_verbs now that it has RMA of its own
+# (zero-copy puts/gets; before, UCP emulated puts over its AMs and large
+# ones stalled in the VM).
 if [ $ROUTE = a ]; then
     LAUNCH=$SRQUD_BUILD/obj/test/ucg/sucg_launch
     UCG_MPI=$ROOT/test/ucg/mpi/run.sh
@@ -120,13 +114,14 @@ if [ $ROUTE = a ]; then
     run ucg_launch_rc_n3        env $RC_ENV "$LAUNCH" -n 3 -q -m 12582912 -t 500
     run ucg_launch_rc_n5        env $RC_ENV "$LAUNCH" -n 5 -q -m 5242880 -t 500
     run ucg_launch_rc_n8        env $RC_ENV "$LAUNCH" -n 8 -q -m 8388608 -t 500
-    run ucg_launch_srqud_n2     env $SRQUD_ENV "$LAUNCH" -n 2 -m 262144 -t 240
-    run ucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 131072 -t 240
-    run ucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 131072 -t 240
-    run ucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 131072 -t 240
+    run ucg_launch_srqud_n2_8MB env $SRQUD_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
+    run ucg_launch_srqud_n2     env $SRQUD_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
+    run ucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 3145728 -t 500
+    run ucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
+    run ucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 2097152 -t 500
     # MPI_Allgather under Open MPI + coll/sucg and MPICH + libsucg_pmpi.so
     run ucg_mpi_rc    env TMO=300 "$UCG_MPI" --net rc --np "2 3 8"
-    run ucg_mpi_srqud env TMO=300 "$UCG_MPI" --net srqud --np "2 3 8" --max-block 16384
+    run ucg_mpi_srqud env TMO=300 "$UCG_MPI" --net srqud --np "2 3 8"
 fi
 
 exit $FAILED
