@@ -407,7 +407,10 @@ static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
     md_attr->cap.alloc_mem_types  = 0;
     md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     md_attr->cap.detect_mem_types = 0;
-    md_attr->cap.max_alloc        = 0;
+    /* No UCT_MD_FLAG_ALLOC, so nothing allocates through it; the value is
+     * the bound UCX's ib md reports too, and UCT's own tests size their
+     * buffers by it (0 made them skip every transfer) */
+    md_attr->cap.max_alloc        = SIZE_MAX;
     md_attr->cap.max_reg          = md->dev_attr.max_mr_size;
     md_attr->rkey_packed_size     = sizeof(uint64_t);
     /* 16us + 0.06ns/byte is what UCX assumes for IB registrations; the cache

@@ -200,7 +200,7 @@ static unsigned uct_srqud_rma_put_progress(uct_srqud_iface_t *iface,
     ucs_list_del(&op->list);
     uct_srqud_ep_op_done(iface, op->ep);
     status = uct_srqud_ep_add_rma_flush(iface, op->ep, op->comp);
-    if (status != UCS_OK) {
+    if ((status != UCS_OK) && (op->comp != NULL)) {
         uct_invoke_completion(op->comp, status);
     }
     ucs_free(op);

@@ -1129,10 +1129,11 @@ void uct_srqud_zcopy_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             ++iface->stats.zcopy_fallbacks;
             comp        = xfer->comp;
             xfer->comp  = NULL;
-            if (uct_srqud_rma_put_copy(iface, ep,
+            if ((uct_srqud_rma_put_copy(iface, ep,
                                        (void*)(uintptr_t)xfer->local_addr,
                                        xfer->length, xfer->remote_addr,
-                                       xfer->rkey, comp) != UCS_INPROGRESS) {
+                                       xfer->rkey, comp) != UCS_INPROGRESS) &&
+                (comp != NULL)) {
                 uct_invoke_completion(comp, UCS_ERR_NO_MEMORY);
             }
             uct_srqud_ep_op_done(iface, ep);
