@@ -104,7 +104,7 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
-python3 - "$CSV" <<'PY' || rc=1
+/usr/bin/python3 - "$CSV" <<'PY' || rc=1
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 vs = ['srqud', 'ud_verbs', 'rc_verbs']

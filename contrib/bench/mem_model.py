@@ -8,11 +8,14 @@
 #
 #   mem_model.py MEM_CSV SIZES_TXT UCX_CONFIG_TXT [--png FILE]
 #
-# Memory M of the process = resident memory + the part of the device's
-# queues it has mapped but not touched yet (Soft-RoCE allocates a queue
-# whole in the kernel; RSS counts only the pages written so far):
-#     M = VmRSS + (mapped queue size - mapped queue resident)
-# The model: M(N) = M(0) + N * m_peer, with m_peer from the sizes below.
+# Memory M of the process = resident memory + the device's queues mapped
+# into it. VmRSS does not count the Soft-RoCE queue mappings (measured:
+# rc_verbs' mapped queues grew from 2 MB to 35 MB between 1 and 128 peers
+# while VmRSS did not move), so they are added:
+#     M = VmRSS + mapped device queues
+# The model: M(N) = M(1) + (N - 1) * m_peer, with m_peer from the sizes
+# below; the first connection's one-time cost (address handle, connection
+# tables, first pool chunks) is M(1) - M(0), reported apart.
 # Registered (pinned) memory is modelled separately: it does not depend on
 # N for any of the three (receive buffers are per interface: srqud's SRQ,
 # UCX's ud RQ, UCX's rc SRQ), which the measurement checks.
@@ -110,11 +113,11 @@ def main():
 
     data = {}
     for r in rows:
-        m = int(r['rss_kb']) + int(r['qmap_kb']) - int(r['qmap_rss_kb'])
+        m = int(r['rss_kb']) + int(r['qmap_kb'])
         data.setdefault(r['tl'], []).append(
             (int(r['peers']), m, int(r['pin_kb']), int(r['rss_kb'])))
 
-    print('\nMemory of the measured process (kB; M = RSS + untouched device '
+    print('\nMemory of the measured process (kB; M = VmRSS + mapped device '
           'queues)')
     tls = [t for t in ('srqud', 'ud_verbs', 'rc_verbs') if t in data]
     peers = sorted({p for t in tls for p, _, _, _ in data[t]})
@@ -135,17 +138,19 @@ def main():
     for t in tls:
         pts = sorted(data[t])
         n0, m0, pin0, _ = pts[0]
+        n1, m1, _, _ = pts[1]
         nmax, mmax, pinmax, _ = pts[-1]
         model_pp, why = per_peer_model(t, sizes, cfg)
-        meas_pp = (mmax - m0) * KB / (nmax - n0)
-        model_mmax = m0 + nmax * model_pp / KB
+        meas_pp = (mmax - m1) * KB / (nmax - n1)
+        model_mmax = m1 + (nmax - n1) * model_pp / KB
         err_pp = (model_pp - meas_pp) / meas_pp * 100 if meas_pp else 0
         err_m = (model_mmax - mmax) / mmax * 100
-        m16k = (m0 * KB + 16384 * model_pp) / (KB * KB)
-        summary[t] = (model_pp, meas_pp, m16k, pin0, pinmax)
+        m16k = (m1 * KB + (16384 - n1) * model_pp) / (KB * KB)
+        summary[t] = (model_pp, meas_pp, m16k, pin0, pinmax, m1, n1)
         print('%-9s %12.0f %12.0f %7.1f%% %14.0f %14d %7.1f%% %12.1f' %
               (t, model_pp, meas_pp, err_pp, model_mmax, mmax, err_m, m16k))
         print('          per peer: %s' % why)
+        print('          first connection, one-time: %d kB' % (m1 - m0))
         print('          pinned (registered) memory: %d kB at 0 peers, '
               '%d kB at %d' % (pin0, pinmax, nmax))
 
@@ -163,9 +168,10 @@ def main():
             pts = sorted(data[t])
             ax.plot([p for p, _, _, _ in pts], [m / KB for _, m, _, _ in pts],
                     'o-', label='%s measured' % t)
-            m0 = pts[0][1]
-            xs = [p for p, _, _, _ in pts] + [16384]
-            ax.plot(xs, [(m0 * KB + x * summary[t][0]) / (KB * KB) for x in xs],
+            m1, n1 = summary[t][5], summary[t][6]
+            xs = [p for p, _, _, _ in pts if p >= n1] + [16384]
+            ax.plot(xs, [(m1 * KB + (x - n1) * summary[t][0]) / (KB * KB)
+                         for x in xs],
                     '--', label='%s model' % t)
         ax.set_xscale('symlog', linthresh=1)
         ax.set_yscale('log')

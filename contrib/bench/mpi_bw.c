@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     int iters = 50, window = 16, c, i, w, peer, bad;
     MPI_Request *reqs;
     uint8_t *sbuf, *rbuf;
-    double t, lat, bw, bibw;
+    double t, lat = 0, bw = 0, bibw = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);

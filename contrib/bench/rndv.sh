@@ -55,7 +55,7 @@ run srqud-copy srqud,self UCX_SRQUD_ZCOPY_QPS=0 || rc=1
 run ud_verbs ud_verbs,self UCX_IB_GID_INDEX=2 || rc=1
 run rc_verbs rc_verbs,ud_verbs,self UCX_IB_GID_INDEX=2 || rc=1
 
-python3 - "$CSV" <<'PY'
+/usr/bin/python3 - "$CSV" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 d = {}
