@@ -60,6 +60,11 @@ if [ $ROUTE = a ] && [ $UCG_ONLY = 0 ]; then
     run perftest_uct_am_bw_bcopy "$PAIR" -- -t am_bw -x srqud -d rxe0:1 -n 2000 -s 1024 -D bcopy
     run perftest_ucp_tag_lat "$PAIR" UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
     run perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 500 -s 16384
+    run perftest_ucp_stream_bw "$PAIR" UCX_TLS=srqud,self -- -t stream_bw -n 200 -s 65536
+    run perftest_ucp_am_bw "$PAIR" UCX_TLS=srqud,self -- -t ucp_am_bw -n 200 -s 65536
+    # UCP RMA over srqud's zero-copy put/get
+    run perftest_ucp_put_bw_4MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_put_bw -n 20 -s 4194304
+    run perftest_ucp_get_1MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_get -n 20 -s 1048576
     # Loss and duplication. Soft-RoCE hands packets between its own QPs to
     # its receive path directly (rxe_loopback), so "tc netem" on lo does not
     # reach them (measured: a 5% netem loss run retransmitted nothing).
