@@ -65,6 +65,12 @@ if [ $ROUTE = a ] && [ $UCG_ONLY = 0 ]; then
     # UCP RMA over srqud's zero-copy put/get
     run perftest_ucp_put_bw_4MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_put_bw -n 20 -s 4194304
     run perftest_ucp_get_1MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_get -n 20 -s 1048576
+    # UCP-level correctness (issue 15): RMA with every completion form, fence,
+    # tag/AM/stream order, close, peer failure, bounded progress; srqud with
+    # protocols v1/v2, a passive target and 5 % loss, ud_verbs and rc_verbs
+    # beside it as references (their results are listed, srqud's count)
+    TEST_TIMEOUT=1500 run ucp_checks "$ROOT/test/ucp/run.sh"
+    grep -E '^RESULT |^reference |^check |^[a-z_]+ +(PASS|FAIL|-)' "$LOGDIR/ucp_checks.log" | sed 's/^/    /'
     # Loss and duplication. Soft-RoCE hands packets between its own QPs to
     # its receive path directly (rxe_loopback), so "tc netem" on lo does not
     # reach them (measured: a 5% netem loss run retransmitted nothing).

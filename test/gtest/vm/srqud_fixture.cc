@@ -273,4 +273,50 @@ unsigned iface::progress()
     return uct_worker_progress(ctx.worker);
 }
 
+
+comp_t::comp_t(int count)
+{
+    super.func   = [](uct_completion_t *self) {
+        ++reinterpret_cast<comp_t*>(self)->calls;
+    };
+    super.count  = count;
+    super.status = UCS_OK;
+}
+
+
+const size_t region::guard;
+
+
+region::region(uct_ctx &ctx, size_t length, unsigned access) :
+    m_ctx(ctx), buf(length + 2 * guard, 0)
+{
+    EXPECT_EQ(UCS_OK, uct_md_mem_reg(ctx.md, data(), length, access, &memh));
+    uct_md_attr_t attr;
+    EXPECT_EQ(UCS_OK, uct_md_query(ctx.md, &attr));
+    packed.resize(attr.rkey_packed_size);
+    EXPECT_EQ(UCS_OK, uct_md_mkey_pack(ctx.md, memh, packed.data()));
+    EXPECT_EQ(UCS_OK, uct_rkey_unpack(ctx.component, packed.data(), &rkey));
+    len = length;
+}
+
+
+region::~region()
+{
+    uct_rkey_release(m_ctx.component, &rkey);
+    if (memh != UCT_MEM_HANDLE_NULL) {
+        uct_md_mem_dereg(m_ctx.md, memh);
+    }
+}
+
+
+bool region::guards_intact() const
+{
+    for (size_t i = 0; i < guard; ++i) {
+        if (buf[i] || buf[buf.size() - 1 - i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace srqud_test

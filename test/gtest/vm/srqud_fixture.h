@@ -94,6 +94,37 @@ public:
     std::vector<uint8_t> iface_addr;
 };
 
+
+/* A completion that counts its calls; count and status as UCT expects */
+struct comp_t {
+    uct_completion_t super;
+    unsigned         calls = 0;
+
+    explicit comp_t(int count = 1);
+};
+
+
+/* Memory registered on the md of @a ctx, with its packed and unpacked
+ * remote key, between two guard areas that must stay zero */
+struct region {
+    region(uct_ctx &ctx, size_t length, unsigned access);
+    ~region();
+
+    uint8_t *data() { return buf.data() + guard; }
+    uint64_t addr() { return (uintptr_t)data(); }
+
+    /* the bytes around the region were never written */
+    bool guards_intact() const;
+
+    static const size_t  guard = 4096;
+    uct_ctx              &m_ctx;
+    std::vector<uint8_t> buf;
+    size_t               len  = 0;
+    uct_mem_h            memh = UCT_MEM_HANDLE_NULL;
+    std::vector<uint8_t> packed;
+    uct_rkey_bundle_t    rkey;
+};
+
 } // namespace srqud_test
 
 #endif

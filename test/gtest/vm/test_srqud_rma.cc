@@ -19,69 +19,6 @@ using namespace srqud_test;
 
 namespace {
 
-struct comp_t {
-    uct_completion_t super;
-    unsigned         calls = 0;
-
-    explicit comp_t(int count = 1)
-    {
-        super.func   = [](uct_completion_t *self) {
-            ++reinterpret_cast<comp_t*>(self)->calls;
-        };
-        super.count  = count;
-        super.status = UCS_OK;
-    }
-};
-
-
-/* Memory registered on the md, with its packed and unpacked remote key */
-struct region {
-    region(uct_ctx &ctx, size_t length, unsigned access) :
-        m_ctx(ctx), buf(length + 2 * guard, 0)
-    {
-        EXPECT_EQ(UCS_OK, uct_md_mem_reg(ctx.md, data(), length, access,
-                                         &memh));
-        uct_md_attr_t attr;
-        EXPECT_EQ(UCS_OK, uct_md_query(ctx.md, &attr));
-        packed.resize(attr.rkey_packed_size);
-        EXPECT_EQ(UCS_OK, uct_md_mkey_pack(ctx.md, memh, packed.data()));
-        EXPECT_EQ(UCS_OK, uct_rkey_unpack(ctx.component, packed.data(),
-                                          &rkey));
-        len = length;
-    }
-
-    ~region()
-    {
-        uct_rkey_release(m_ctx.component, &rkey);
-        if (memh != UCT_MEM_HANDLE_NULL) {
-            uct_md_mem_dereg(m_ctx.md, memh);
-        }
-    }
-
-    uint8_t *data() { return buf.data() + guard; }
-    uint64_t addr() { return (uintptr_t)data(); }
-
-    /* the bytes around the region were never written */
-    bool guards_intact() const
-    {
-        for (size_t i = 0; i < guard; ++i) {
-            if (buf[i] || buf[buf.size() - 1 - i]) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    static const size_t  guard = 4096;
-    uct_ctx              &m_ctx;
-    std::vector<uint8_t> buf;
-    size_t               len  = 0;
-    uct_mem_h            memh = UCT_MEM_HANDLE_NULL;
-    std::vector<uint8_t> packed;
-    uct_rkey_bundle_t    rkey;
-};
-
-
 class srqud_rma : public ::testing::Test {
 public:
     void SetUp() override

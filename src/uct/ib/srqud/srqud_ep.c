@@ -101,10 +101,55 @@ static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
 
 void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
+    uct_srqud_ep_flush_t *flush;
+
     ucs_assert(ep->ops > 0);
-    if (--ep->ops == 0) {
-        uct_srqud_ep_complete_flushes(ep, UCS_OK);
+    if (--ep->ops > 0) {
+        return;
     }
+
+    /* A flush queued while operations were in progress recorded the psn
+     * sent then; their later packets (copy-path fragments, a zero-copy put
+     * that fell back to the copy path) carry higher ones, and the flush
+     * must wait for those too: everything sent until now. Without this a
+     * flush completed with up to a window of fragments not yet applied. */
+    ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
+        flush->psn = (uct_srqud_psn_t)(ep->tx.next - 1);
+    }
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_FENCED) {
+        /* what waited behind the fence may go (the user's progress
+         * dispatches it) */
+        ep->flags &= ~UCT_SRQUD_EP_FLAG_FENCED;
+        if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+            ucs_arbiter_group_schedule(&iface->tx.arbiter, &ep->arb_group);
+        }
+    }
+    uct_srqud_ep_complete_flushes(ep, UCS_OK);
+}
+
+
+void uct_srqud_ep_fence_locked(uct_srqud_ep_t *ep)
+{
+    /* Packets of the reliable stream are applied in order at the peer; what
+     * runs beside it (zero-copy transfers, copy-path operations not yet
+     * all sent) must be done before anything after the fence starts */
+    if (ep->ops > 0) {
+        ep->flags |= UCT_SRQUD_EP_FLAG_FENCED;
+    }
+}
+
+
+ucs_status_t uct_srqud_ep_fence(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+
+    uct_srqud_enter(iface);
+    uct_srqud_ep_fence_locked(ep);
+    uct_srqud_leave(iface);
+    UCT_TL_EP_STAT_FENCE(&ep->super);
+    return UCS_OK;
 }
 
 
@@ -441,6 +486,19 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 }
 
 
+/* The same for a user's new operation, which must also wait behind the
+ * ep's pending requests and an unfinished fence (see srqud_ep.h) */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_user_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    if (ucs_unlikely(uct_srqud_ep_user_must_wait(ep))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return uct_srqud_ep_tx_check(iface, ep);
+}
+
+
 ucs_status_t uct_srqud_ep_send_request(uct_srqud_iface_t *iface,
                                        uct_srqud_ep_t *ep, uint8_t ctl,
                                        const void *hdr, size_t hdr_len,
@@ -506,7 +564,7 @@ uct_srqud_ep_am_short_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     uint8_t *payload;
     ucs_status_t status;
 
-    status = uct_srqud_ep_tx_check(iface, ep);
+    status = uct_srqud_ep_user_tx_check(iface, ep);
     if (status != UCS_OK) {
         return status;
     }
@@ -562,7 +620,7 @@ uct_srqud_ep_am_short_iov_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_iov_iter_t iov_iter;
     ucs_status_t status;
 
-    status = uct_srqud_ep_tx_check(iface, ep);
+    status = uct_srqud_ep_user_tx_check(iface, ep);
     if (status != UCS_OK) {
         return status;
     }
@@ -619,7 +677,7 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_status_t status;
     size_t length;
 
-    status = uct_srqud_ep_tx_check(iface, ep);
+    status = uct_srqud_ep_user_tx_check(iface, ep);
     if (status != UCS_OK) {
         return status;
     }
@@ -683,7 +741,7 @@ uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_status_t status;
     size_t i;
 
-    status = uct_srqud_ep_tx_check(iface, ep);
+    status = uct_srqud_ep_user_tx_check(iface, ep);
     if (status != UCS_OK) {
         return status;
     }
@@ -770,7 +828,8 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
         uct_srqud_iface_has_tx_resources(iface) &&
         (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) <
          iface->config.tx_window) &&
-        ucs_arbiter_group_is_empty(&ep->arb_group)) {
+        ucs_arbiter_group_is_empty(&ep->arb_group) &&
+        !uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_BUSY;
         goto out;
     }
@@ -808,7 +867,9 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
         return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
 
-    status = req->func(req);
+    ep->flags |= UCT_SRQUD_EP_FLAG_IN_PENDING;
+    status     = req->func(req);
+    ep->flags &= ~UCT_SRQUD_EP_FLAG_IN_PENDING;
     if (status == UCS_OK) {
         return UCS_ARBITER_CB_RESULT_REMOVE_ELEM;
     } else if (status == UCS_INPROGRESS) {
@@ -915,12 +976,12 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return UCS_OK;
     }
 
-    /* As UCX's ud: no flush while the ep could not send, so that it does
-     * not overtake operations that wait for resources. Pending requests
-     * are not checked: this flush may itself be one being dispatched. */
+    /* As UCX's ud: no flush while the ep could not send or has requests
+     * queued (unless this flush is the one being dispatched), so that it
+     * does not overtake operations that wait for resources */
     if (!uct_srqud_iface_has_tx_resources(iface) ||
         (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
-         iface->config.tx_window)) {
+         iface->config.tx_window) || uct_srqud_ep_queued_ahead(ep)) {
         UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
         return UCS_ERR_NO_RESOURCE;
     }
@@ -967,6 +1028,18 @@ ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
     uct_srqud_ep_t *ep;
     unsigned count = 0, i;
     ucs_status_t status;
+
+    /* Requests queued on pending groups are operations of this interface
+     * too, not yet sent: UCP's worker flush completes as soon as every
+     * interface says UCS_OK here, so it must not while any waits (they
+     * wait when the send queue or an ep's window was full, or for the
+     * user's progress after the async thread freed room). A flush with a
+     * completion cannot be ordered after them: the caller asks again. */
+    ucs_ptr_array_for_each(ep, i, &iface->eps) {
+        if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+            return (comp == NULL) ? UCS_INPROGRESS : UCS_ERR_NO_RESOURCE;
+        }
+    }
 
     /* Done when every endpoint's packets are acknowledged (only endpoints
      * with unacknowledged packets are on the active list; lingering ones,

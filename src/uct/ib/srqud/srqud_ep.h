@@ -29,7 +29,10 @@ enum {
     UCT_SRQUD_EP_FLAG_ACK_NOW    = UCS_BIT(7), /* the queued ack may not wait */
     UCT_SRQUD_EP_FLAG_LINGER     = UCS_BIT(8), /* destroyed by the user, kept
                                                   until its data is acked */
-    UCT_SRQUD_EP_FLAG_CONN_SN    = UCS_BIT(9)  /* passive: conn_sn is known */
+    UCT_SRQUD_EP_FLAG_CONN_SN    = UCS_BIT(9), /* passive: conn_sn is known */
+    UCT_SRQUD_EP_FLAG_IN_PENDING = UCS_BIT(10),/* one of its pending requests
+                                                 is being dispatched */
+    UCT_SRQUD_EP_FLAG_FENCED     = UCS_BIT(11) /* a fence waits for ops */
 };
 
 
@@ -133,6 +136,27 @@ ucs_status_t uct_srqud_ep_send_answer(uct_srqud_iface_t *iface,
                                       const void *hdr, size_t hdr_len,
                                       const void *data, size_t data_len);
 
+/* A new operation must not overtake requests the user queued on the ep's
+ * pending group: UCP relies on it for ordering, and its flushes count on
+ * everything queued before them being sent before they complete. The
+ * request being dispatched is the exception: it is the head. */
+static inline int uct_srqud_ep_queued_ahead(const uct_srqud_ep_t *ep)
+{
+    return !ucs_arbiter_group_is_empty((ucs_arbiter_group_t*)&ep->arb_group) &&
+           !(ep->flags & UCT_SRQUD_EP_FLAG_IN_PENDING);
+}
+
+
+/* After a fence, the ep's new operations wait until those before it are
+ * done: copy-path ones all sent (then the ordered stream applies them in
+ * order), zero-copy ones acknowledged by the sink */
+static inline int uct_srqud_ep_user_must_wait(const uct_srqud_ep_t *ep)
+{
+    return uct_srqud_ep_queued_ahead(ep) ||
+           ((ep->flags & UCT_SRQUD_EP_FLAG_FENCED) && (ep->ops > 0));
+}
+
+
 /* RMA / zero-copy operations of an ep: a flush completes after them */
 static inline void uct_srqud_ep_op_start(uct_srqud_ep_t *ep)
 {
@@ -140,6 +164,11 @@ static inline void uct_srqud_ep_op_start(uct_srqud_ep_t *ep)
 }
 
 void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
+/* Later operations of the ep wait until the current ones are done */
+void uct_srqud_ep_fence_locked(uct_srqud_ep_t *ep);
+
+ucs_status_t uct_srqud_ep_fence(uct_ep_h tl_ep, unsigned flags);
 
 /* @a comp completes when what the ep sent so far is acknowledged (with
  * the error of a refused put, if any) */

@@ -41,7 +41,9 @@ static ucs_config_field_t uct_srqud_iface_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, tx_max_poll), UCS_CONFIG_TYPE_UINT},
 
     {"RX_MAX_POLL", "16",
-     "Maximal number of receive completions processed in one progress call.",
+     "Maximal number of receive completions processed in one progress call;\n"
+     "also the most packets one call delivers of those the async thread\n"
+     "queued while the user did not progress.",
      ucs_offsetof(uct_srqud_iface_config_t, rx_max_poll), UCS_CONFIG_TYPE_UINT},
 
     {"SRQ_SIZE", "1024",
@@ -669,13 +671,16 @@ out_put:
 }
 
 
-/* What the async timer accepted, in arrival order, before anything newer */
+/* What the async timer accepted, in arrival order, before anything newer;
+ * at most RX_MAX_POLL per call, as packets from the CQ, so that one
+ * progress call costs the same however long the user was away */
 static unsigned uct_srqud_iface_async_rx_dispatch(uct_srqud_iface_t *iface)
 {
     uct_srqud_recv_desc_t *desc;
     unsigned count = 0;
 
-    while (!ucs_queue_is_empty(&iface->async.rx_q)) {
+    while (!ucs_queue_is_empty(&iface->async.rx_q) &&
+           (count < iface->config.rx_max_poll)) {
         desc = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
                                              uct_srqud_recv_desc_t, queue);
         if (desc->ep == NULL) {
@@ -936,8 +941,17 @@ static unsigned uct_srqud_iface_progress_locked(uct_srqud_iface_t *iface,
             count += uct_srqud_rma_progress(iface, now);
         }
     } else if (iface->zcopy.marker_count ||
-               !ucs_queue_is_empty(&iface->zcopy.jobs)) {
+               !ucs_queue_is_empty(&iface->zcopy.jobs) ||
+               !ucs_list_is_empty(&iface->zcopy.xfers)) {
         count += uct_srqud_zcopy_async_progress(iface);
+    }
+
+    /* groups scheduled since the last dispatch (a fence released, a
+     * window reopened by a queued acknowledgement): the user's progress
+     * sends them, whatever else happened in this call */
+    if (!iface->async.active &&
+        ucs_unlikely(!ucs_arbiter_is_empty(&iface->tx.arbiter))) {
+        uct_srqud_iface_progress_pending(iface);
     }
 
     if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
@@ -1051,6 +1065,22 @@ ucs_status_t uct_srqud_iface_flush(uct_iface_h tl_iface, unsigned flags,
         UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
     }
     return status;
+}
+
+
+static ucs_status_t uct_srqud_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    uct_srqud_ep_t *ep;
+    unsigned i;
+
+    uct_srqud_enter(iface);
+    ucs_ptr_array_for_each(ep, i, &iface->eps) {
+        uct_srqud_ep_fence_locked(ep);
+    }
+    uct_srqud_leave(iface);
+    UCT_TL_IFACE_STAT_FENCE(&iface->super);
+    return UCS_OK;
 }
 
 
@@ -1895,14 +1925,14 @@ static uct_iface_ops_t uct_srqud_iface_tl_ops = {
     .ep_pending_add           = uct_srqud_ep_pending_add,
     .ep_pending_purge         = uct_srqud_ep_pending_purge,
     .ep_flush                 = uct_srqud_ep_flush,
-    .ep_fence                 = uct_base_ep_fence,
+    .ep_fence                 = uct_srqud_ep_fence,
     .ep_check                 = uct_srqud_ep_check,
     .ep_create                = uct_srqud_ep_create,
     .ep_destroy               = uct_srqud_ep_destroy,
     .ep_get_address           = (uct_ep_get_address_func_t)ucs_empty_function_return_unsupported,
     .ep_connect_to_ep         = (uct_ep_connect_to_ep_func_t)ucs_empty_function_return_unsupported,
     .iface_flush              = uct_srqud_iface_flush,
-    .iface_fence              = uct_base_iface_fence,
+    .iface_fence              = uct_srqud_iface_fence,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
     .iface_progress           = uct_srqud_iface_progress,

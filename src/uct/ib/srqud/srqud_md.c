@@ -118,52 +118,113 @@ static void uct_srqud_md_registry_del(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
 }
 
 
-ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
-                                         uint64_t address, size_t length,
-                                         unsigned access,
-                                         uct_srqud_mem_t **memh_p)
+/* Peers may name a region while a user registration of it stands: not
+ * after the last deregistration, even if the cache keeps the MR */
+static int uct_srqud_md_region_live(const uct_srqud_mem_t *memh)
+{
+    return (memh->users > 0) &&
+           !(memh->flags & (UCT_SRQUD_MEM_FLAG_INVALIDATED |
+                            UCT_SRQUD_MEM_FLAG_DEREG));
+}
+
+
+/* A peer's request against the registry; called with reg_lock held */
+static ucs_status_t
+uct_srqud_md_region_check(uct_srqud_md_t *md, uint32_t rkey, uint64_t address,
+                          size_t length, unsigned access,
+                          uct_srqud_mem_t **memh_p)
 {
     ucs_status_t status = UCS_ERR_INVALID_ADDR;
     uct_srqud_mem_t *memh;
     khiter_t it;
 
-    ucs_spin_lock(&md->reg_lock);
     it = kh_get(uct_srqud_rkeys, &md->rkeys, rkey);
     if (it == kh_end(&md->rkeys)) {
-        goto out;
+        goto refused;
     }
 
     memh = kh_value(&md->rkeys, it);
-    if ((memh->flags & (UCT_SRQUD_MEM_FLAG_INVALIDATED |
-                        UCT_SRQUD_MEM_FLAG_DEREG)) ||
+    if (!uct_srqud_md_region_live(memh) ||
         !uct_srqud_range_within((uintptr_t)memh->mr->addr, memh->mr->length,
                                 address, length)) {
-        goto out;
+        goto refused;
     }
 
     if ((memh->access & access) != access) {
         status = UCS_ERR_REJECTED;
-        goto out;
+        goto refused;
     }
 
-    ++memh->inflight;
-    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
-        /* the cache must not destroy the region under a transfer */
-        ucs_rcache_region_hold(md->rcache, &memh->super);
-    }
     *memh_p = memh;
-    status  = UCS_OK;
+    return UCS_OK;
 
-out:
-    if (status != UCS_OK) {
-        ++md->stats.remote_refused;
+refused:
+    ++md->stats.remote_refused;
+    ucs_debug("%s: refused a peer's request for rkey 0x%x [0x%" PRIx64
+              ", +%zu) access 0x%x: %s", md->name, rkey, address, length,
+              access, ucs_status_string(status));
+    return status;
+}
+
+
+ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
+                                         uint64_t address, size_t length,
+                                         unsigned access,
+                                         uct_srqud_mem_t **memh_p)
+{
+    ucs_status_t status;
+
+    ucs_spin_lock(&md->reg_lock);
+    status = uct_srqud_md_region_check(md, rkey, address, length, access,
+                                       memh_p);
+    if (status == UCS_OK) {
+        ++(*memh_p)->inflight;
+        if ((*memh_p)->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+            /* the cache must not destroy the region under a transfer */
+            ucs_rcache_region_hold(md->rcache, &(*memh_p)->super);
+        }
     }
     ucs_spin_unlock(&md->reg_lock);
-    if (status != UCS_OK) {
-        ucs_debug("%s: refused a peer's request for rkey 0x%x [0x%" PRIx64
-                  ", +%zu) access 0x%x: %s", md->name, rkey, address, length,
-                  access, ucs_status_string(status));
+    return status;
+}
+
+
+int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+{
+    ucs_spin_lock(&md->reg_lock);
+    if (uct_srqud_md_region_live(memh)) {
+        return 1;
     }
+    ucs_spin_unlock(&md->reg_lock);
+    return 0;
+}
+
+
+void uct_srqud_md_region_leave(uct_srqud_md_t *md)
+{
+    ucs_spin_unlock(&md->reg_lock);
+}
+
+
+ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
+                                      uint64_t address, void *buf,
+                                      size_t length, unsigned access)
+{
+    void *region_ptr = (void*)(uintptr_t)address;
+    uct_srqud_mem_t *memh;
+    ucs_status_t status;
+
+    ucs_spin_lock(&md->reg_lock);
+    status = uct_srqud_md_region_check(md, rkey, address, length, access,
+                                       &memh);
+    if (status == UCS_OK) {
+        if (access == UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+            memcpy(region_ptr, buf, length);
+        } else {
+            memcpy(buf, region_ptr, length);
+        }
+    }
+    ucs_spin_unlock(&md->reg_lock);
     return status;
 }
 
@@ -216,6 +277,7 @@ uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
 
     memh->flags      = UCT_SRQUD_MEM_FLAG_RCACHE;
     memh->access     = 0; /* what users ask for is added at each get */
+    memh->users      = 0;
     memh->inflight   = 0;
     memh->dereg_comp = NULL;
     status = uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
@@ -289,6 +351,7 @@ static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
         memh = ucs_derived_of(rregion, uct_srqud_mem_t);
         ucs_spin_lock(&md->reg_lock);
         memh->access |= flags & UCT_MD_MEM_ACCESS_ALL;
+        ++memh->users;
         ucs_spin_unlock(&md->reg_lock);
         *memh_p = memh;
         return UCS_OK;
@@ -308,6 +371,7 @@ static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
     }
 
     memh->access = flags & UCT_MD_MEM_ACCESS_ALL;
+    memh->users  = 1;
     uct_srqud_md_registry_add(md, memh);
     *memh_p = memh;
     return UCS_OK;
@@ -336,12 +400,22 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
             UCT_MD_MEM_DEREG_FLAG_INVALIDATE) ? params->comp : NULL;
 
     if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        /* The cache keeps the MR for a later registration, but from now on
+         * the memory may be unmapped: peers must not reach it through the
+         * cached region (a late put would write to whatever is mapped
+         * there). Taking reg_lock also waits for a copy in progress. */
+        ucs_spin_lock(&md->reg_lock);
+        ucs_assert(memh->users > 0);
+        if (--memh->users == 0) {
+            memh->access = 0;
+        }
         if (comp != NULL) {
             /* no new remote request from now on; the callback runs when
              * the region is gone, which waits for transfers holding it */
-            ucs_spin_lock(&md->reg_lock);
             memh->flags |= UCT_SRQUD_MEM_FLAG_INVALIDATED;
-            ucs_spin_unlock(&md->reg_lock);
+        }
+        ucs_spin_unlock(&md->reg_lock);
+        if (comp != NULL) {
             ucs_rcache_region_invalidate(md->rcache, &memh->super,
                                          uct_srqud_md_invalidate_cb, comp);
         }
@@ -352,6 +426,7 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     /* peers can no longer name it; a transfer in progress keeps the MR */
     ucs_spin_lock(&md->reg_lock);
     uct_srqud_md_registry_del(md, memh);
+    memh->users      = 0;
     memh->flags     |= UCT_SRQUD_MEM_FLAG_DEREG;
     memh->dereg_comp = comp;
     free_now         = (memh->inflight == 0);

@@ -45,7 +45,10 @@ typedef struct uct_srqud_mem {
     ucs_rcache_region_t super;
     struct ibv_mr       *mr;
     uint32_t            flags;      /* UCT_SRQUD_MEM_FLAG_xx */
-    uint32_t            access;     /* UCT_MD_MEM_ACCESS_xx the user asked */
+    uint32_t            access;     /* UCT_MD_MEM_ACCESS_xx the users asked */
+    uint32_t            users;      /* user registrations not deregistered;
+                                     * with the cache a region outlives its
+                                     * last one, but peers must not reach it */
     uint32_t            inflight;   /* remote requests using it */
     uct_completion_t    *dereg_comp;/* invalidate: when inflight is done */
 } uct_srqud_mem_t;
@@ -106,6 +109,28 @@ ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
                                          uct_srqud_mem_t **memh_p);
 
 void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
+
+
+/**
+ * The CPU copies of a peer's request (a put's bytes, a get's answer, moving
+ * misplaced zero-copy chunks) run between enter and leave, under the
+ * registry lock: a deregistration that returned before enter makes enter
+ * fail (the user may have unmapped the memory), one that comes later waits
+ * until leave. Keep the section short (at most a round of chunk moves).
+ */
+int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
+
+void uct_srqud_md_region_leave(uct_srqud_md_t *md);
+
+
+/**
+ * A peer's put of @a length bytes at @a address, or its get into @a buf:
+ * checked as by uct_srqud_md_region_acquire() and copied under the
+ * registry lock (see uct_srqud_md_region_enter()).
+ */
+ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
+                                      uint64_t address, void *buf,
+                                      size_t length, unsigned access);
 
 
 static UCS_F_ALWAYS_INLINE uint32_t uct_srqud_memh_lkey(uct_mem_h memh)

@@ -68,7 +68,8 @@ ucs_status_t uct_srqud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     UCT_CHECK_LENGTH(length, 0, uct_srqud_rma_put_frag(iface), "put_short");
 
     uct_srqud_enter(iface);
-    status = uct_srqud_rma_send_put(iface, ep, buffer, length, remote_addr,
+    status = uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
+             uct_srqud_rma_send_put(iface, ep, buffer, length, remote_addr,
                                     rkey, 0);
     uct_srqud_leave(iface);
     if (status == UCS_OK) {
@@ -94,7 +95,8 @@ ssize_t uct_srqud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                 uct_srqud_rma_put_frag(iface));
 
     uct_srqud_enter(iface);
-    status = uct_srqud_rma_send_put(iface, ep, buf, length, remote_addr, rkey,
+    status = uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
+             uct_srqud_rma_send_put(iface, ep, buf, length, remote_addr, rkey,
                                     0);
     uct_srqud_leave(iface);
     if (status != UCS_OK) {
@@ -321,7 +323,8 @@ ucs_status_t uct_srqud_ep_get_bcopy(uct_ep_h tl_ep,
     uct_srqud_enter(iface);
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         status = ep->fail_status;
-    } else if (!uct_srqud_iface_has_tx_resources(iface)) {
+    } else if (!uct_srqud_iface_has_tx_resources(iface) ||
+               uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_NO_RESOURCE;
     } else {
         status = uct_srqud_rma_get_copy(iface, ep, NULL, length, remote_addr,
@@ -372,7 +375,8 @@ uct_srqud_ep_rma_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         status = ep->fail_status;
         goto out;
     }
-    if (!uct_srqud_iface_has_tx_resources(iface)) {
+    if (!uct_srqud_iface_has_tx_resources(iface) ||
+        uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_NO_RESOURCE;
         goto out;
     }
@@ -452,8 +456,8 @@ void uct_srqud_rma_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                               uint8_t ctl, const void *payload, size_t length)
 {
     const uct_srqud_rma_hdr_t *hdr = payload;
+    uint8_t data[UCT_SRQUD_MAX_MTU];
     uct_srqud_rma_reply_t reply;
-    uct_srqud_mem_t *memh;
     ucs_status_t status;
 
     if (ctl >= UCT_SRQUD_CTL_ZGET) {
@@ -474,26 +478,24 @@ void uct_srqud_rma_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
             return;
         }
-        status = uct_srqud_md_region_acquire(iface->md, hdr->rkey,
-                                             hdr->remote_addr, hdr->length,
-                                             UCT_MD_MEM_ACCESS_REMOTE_PUT,
-                                             &memh);
+        /* checked and copied in one step, so that a deregistration (and
+         * the user's munmap after it) cannot slip in between */
+        status = uct_srqud_md_remote_copy(iface->md, hdr->rkey,
+                                          hdr->remote_addr, (void*)(hdr + 1),
+                                          hdr->length,
+                                          UCT_MD_MEM_ACCESS_REMOTE_PUT);
         if (status != UCS_OK) {
             uct_srqud_rma_refuse(iface, ep, hdr, status);
-            return;
         }
-        memcpy((void*)(uintptr_t)hdr->remote_addr, hdr + 1, hdr->length);
-        uct_srqud_md_region_release(iface->md, memh);
         break;
     case UCT_SRQUD_CTL_RMA_GET:
         if (hdr->length > uct_srqud_rma_get_frag(iface)) {
             uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
             return;
         }
-        status = uct_srqud_md_region_acquire(iface->md, hdr->rkey,
-                                             hdr->remote_addr, hdr->length,
-                                             UCT_MD_MEM_ACCESS_REMOTE_GET,
-                                             &memh);
+        status = uct_srqud_md_remote_copy(iface->md, hdr->rkey,
+                                          hdr->remote_addr, data, hdr->length,
+                                          UCT_MD_MEM_ACCESS_REMOTE_GET);
         if (status != UCS_OK) {
             uct_srqud_rma_refuse(iface, ep, hdr, status);
             return;
@@ -501,13 +503,9 @@ void uct_srqud_rma_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         reply.op_id  = hdr->op_id;
         reply.frag   = hdr->frag;
         reply.status = UCS_OK;
-        /* copied into the packet here; if it cannot go now, the requester
-         * asks again after its timeout */
+        /* if it cannot go now, the requester asks again after its timeout */
         uct_srqud_ep_send_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
-                                 sizeof(reply),
-                                 (const void*)(uintptr_t)hdr->remote_addr,
-                                 hdr->length);
-        uct_srqud_md_region_release(iface->md, memh);
+                                 sizeof(reply), data, hdr->length);
         break;
     default:
         break;

@@ -710,7 +710,7 @@ static void uct_srqud_zcopy_done_record(uct_srqud_iface_t *iface,
 
 
 /* Sink: end of a round; misplaced chunks are copied home */
-static void uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
+static ucs_status_t uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
                                    uct_srqud_xfer_t *xfer)
 {
     uct_srqud_chunk_move_t moves[iface->zcopy.rq_depth];
@@ -718,6 +718,17 @@ static void uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
     size_t len;
 
     n = uct_srqud_chunk_rx_settle(&xfer->rx, moves);
+    if (n == 0) {
+        return UCS_OK;
+    }
+
+    /* CPU copies within the user's memory: only while it is registered
+     * (the HCA's writes go to pinned pages, these go to whatever is
+     * mapped at the address after a deregistration and munmap) */
+    if ((xfer->region != NULL) &&
+        !uct_srqud_md_region_enter(iface->md, xfer->region)) {
+        return UCS_ERR_CANCELED;
+    }
     for (i = 0; i < n; ++i) {
         len = uct_srqud_zcopy_chunk_len(xfer->length, xfer->chunk,
                                         moves[i].chunk);
@@ -727,7 +738,28 @@ static void uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
                                   (uint64_t)moves[i].from_slot * xfer->chunk),
                len);
     }
+    if (xfer->region != NULL) {
+        uct_srqud_md_region_leave(iface->md);
+    }
     iface->stats.zcopy_moved += n;
+    return UCS_OK;
+}
+
+
+/* Sink: the transfer ends with an error; a put's initiator learns it from
+ * the ZACK (and asks again on a lost one: the record answers) */
+static void uct_srqud_zcopy_sink_fail(uct_srqud_iface_t *iface,
+                                      uct_srqud_xfer_t *xfer,
+                                      ucs_status_t status)
+{
+    if (xfer->type == UCT_SRQUD_XFER_GET_SINK) {
+        uct_srqud_zcopy_finish(iface, xfer, status);
+        return;
+    }
+    xfer->status = status;
+    uct_srqud_zcopy_send_status(iface, xfer->ep, UCT_SRQUD_CTL_ZACK, xfer->id,
+                                xfer->round, status);
+    uct_srqud_zcopy_done_record(iface, xfer);
 }
 
 
@@ -745,7 +777,11 @@ static unsigned uct_srqud_zcopy_sink_progress(uct_srqud_iface_t *iface,
         return count;
     }
 
-    uct_srqud_zcopy_settle(iface, xfer);
+    if (uct_srqud_zcopy_settle(iface, xfer) != UCS_OK) {
+        /* the region was deregistered under the transfer */
+        uct_srqud_zcopy_sink_fail(iface, xfer, UCS_ERR_CANCELED);
+        return count + 1;
+    }
     if (!uct_srqud_chunk_rx_done(&xfer->rx)) {
         uct_srqud_zcopy_next_round(iface, xfer);
         return count + 1;
@@ -919,7 +955,7 @@ static void uct_srqud_zcopy_put_sink_answer(uct_srqud_iface_t *iface,
 
     if (xfer->flags & UCT_SRQUD_XFER_FLAG_DONE) {
         uct_srqud_zcopy_send_status(iface, xfer->ep, UCT_SRQUD_CTL_ZACK,
-                                    xfer->id, xfer->round, UCS_OK);
+                                    xfer->id, xfer->round, xfer->status);
         return;
     }
 
@@ -1234,33 +1270,26 @@ ucs_status_t uct_srqud_zcopy_start(uct_srqud_iface_t *iface,
 }
 
 
-/* On the async thread: chunk sends of peers' gets go on and end with
- * their ZFIN while the user computes; the user's own puts complete to the
- * user, so their completions wait for its progress */
-unsigned uct_srqud_zcopy_async_progress(uct_srqud_iface_t *iface)
-{
-    if (iface->zcopy.user_jobs > 0) {
-        return 0;
-    }
-    return uct_srqud_zcopy_send_completions(iface) +
-           uct_srqud_zcopy_send_progress(iface);
-}
-
-
-unsigned uct_srqud_zcopy_progress(uct_srqud_iface_t *iface)
+/* Transfers' rounds, timeouts and answers. @a peers_only: on the async
+ * thread, only the sinks of peers' puts, which never call the user, so
+ * that a target that computes (an OpenSHMEM or MPI window target) lets
+ * puts into its memory complete. */
+static unsigned uct_srqud_zcopy_xfers_progress(uct_srqud_iface_t *iface,
+                                               int peers_only)
 {
     uct_srqud_xfer_t *xfer, *tmp;
-    unsigned count;
+    unsigned count = 0;
     ucs_time_t now;
 
-    count = uct_srqud_zcopy_send_completions(iface) +
-            uct_srqud_zcopy_send_progress(iface);
     if (ucs_list_is_empty(&iface->zcopy.xfers)) {
-        return count;
+        return 0;
     }
 
     now = ucs_get_time();
     ucs_list_for_each_safe(xfer, tmp, &iface->zcopy.xfers, list) {
+        if (peers_only && (xfer->type != UCT_SRQUD_XFER_PUT_SINK)) {
+            continue;
+        }
         switch (xfer->type) {
         case UCT_SRQUD_XFER_GET_SINK:
         case UCT_SRQUD_XFER_PUT_SINK:
@@ -1313,6 +1342,29 @@ unsigned uct_srqud_zcopy_progress(uct_srqud_iface_t *iface)
         }
     }
     return count;
+}
+
+
+/* On the async thread: chunk sends of peers' gets go on and end with
+ * their ZFIN, peers' puts land, while the user computes; the user's own
+ * transfers complete to the user, so they wait for its progress */
+unsigned uct_srqud_zcopy_async_progress(uct_srqud_iface_t *iface)
+{
+    unsigned count = 0;
+
+    if (iface->zcopy.user_jobs == 0) {
+        count = uct_srqud_zcopy_send_completions(iface) +
+                uct_srqud_zcopy_send_progress(iface);
+    }
+    return count + uct_srqud_zcopy_xfers_progress(iface, 1);
+}
+
+
+unsigned uct_srqud_zcopy_progress(uct_srqud_iface_t *iface)
+{
+    return uct_srqud_zcopy_send_completions(iface) +
+           uct_srqud_zcopy_send_progress(iface) +
+           uct_srqud_zcopy_xfers_progress(iface, 0);
 }
 
 
