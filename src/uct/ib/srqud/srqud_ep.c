@@ -87,6 +87,7 @@ static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
             break;
         }
         ucs_queue_pull_non_empty(&ep->tx.flushes);
+        ep->flushes_wait_ops -= flush->wait_ops;
         comp_status = status;
         if ((comp_status == UCS_OK) && (ep->rma_status != UCS_OK)) {
             /* a put the peer refused: reported once */
@@ -108,13 +109,25 @@ void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
         return;
     }
 
-    /* A flush queued while operations were in progress recorded the psn
+    /* A flush posted while operations were in progress recorded the psn
      * sent then; their later packets (copy-path fragments, a zero-copy put
      * that fell back to the copy path) carry higher ones, and the flush
      * must wait for those too: everything sent until now. Without this a
-     * flush completed with up to a window of fragments not yet applied. */
-    ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
-        flush->psn = (uct_srqud_psn_t)(ep->tx.next - 1);
+     * flush completed with up to a window of fragments not yet applied.
+     * Operations' own completions were queued after their last packet and
+     * keep their psn. */
+    if (ep->flushes_wait_ops > 0) {
+        ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
+            if (flush->wait_ops) {
+                flush->psn      = (uct_srqud_psn_t)(ep->tx.next - 1);
+                flush->wait_ops = 0;
+            }
+        }
+        ep->flushes_wait_ops = 0;
+        if (!ucs_queue_is_empty(&ep->tx.window)) {
+            /* someone waits: the peer should not hold its acknowledgement */
+            uct_srqud_ep_request_ack(iface, ep);
+        }
     }
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_FENCED) {
@@ -920,7 +933,8 @@ void uct_srqud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
  * and the ep's RMA operations are done */
 static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
                                            uct_srqud_ep_t *ep,
-                                           uct_completion_t *comp)
+                                           uct_completion_t *comp,
+                                           int wait_ops)
 {
     uct_srqud_ep_flush_t *flush;
 
@@ -929,8 +943,10 @@ static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
         return UCS_ERR_NO_MEMORY;
     }
 
-    flush->psn  = (uct_srqud_psn_t)(ep->tx.next - 1);
-    flush->comp = comp;
+    flush->psn      = (uct_srqud_psn_t)(ep->tx.next - 1);
+    flush->comp     = comp;
+    flush->wait_ops = wait_ops && (ep->ops > 0);
+    ep->flushes_wait_ops += flush->wait_ops;
     ucs_queue_push(&ep->tx.flushes, &flush->queue);
     if (!ucs_queue_is_empty(&ep->tx.window)) {
         uct_srqud_ep_request_ack(iface, ep);
@@ -953,7 +969,7 @@ ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
         ep->rma_status = UCS_OK;
         return UCS_OK;
     }
-    return uct_srqud_ep_add_flush(iface, ep, comp);
+    return uct_srqud_ep_add_flush(iface, ep, comp, 0);
 }
 
 
@@ -997,7 +1013,7 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     if (comp != NULL) {
-        status = uct_srqud_ep_add_flush(iface, ep, comp);
+        status = uct_srqud_ep_add_flush(iface, ep, comp, 1);
         if (status != UCS_OK) {
             return status;
         }
@@ -1036,7 +1052,9 @@ ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
      * user's progress after the async thread freed room). A flush with a
      * completion cannot be ordered after them: the caller asks again. */
     ucs_ptr_array_for_each(ep, i, &iface->eps) {
-        if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
+        /* a failed ep's requests are the user's to purge, never sent */
+        if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
+            !ucs_arbiter_group_is_empty(&ep->arb_group)) {
             return (comp == NULL) ? UCS_INPROGRESS : UCS_ERR_NO_RESOURCE;
         }
     }
@@ -1055,7 +1073,7 @@ ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
             if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
                 continue;
             }
-            status = uct_srqud_ep_add_flush(iface, ep, comp);
+            status = uct_srqud_ep_add_flush(iface, ep, comp, 1);
             if (status != UCS_OK) {
                 return status;
             }
@@ -1573,6 +1591,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->rx.ack_time  = 0;
     ucs_queue_head_init(&self->tx.window);
     ucs_queue_head_init(&self->tx.flushes);
+    self->flushes_wait_ops = 0;
     ucs_arbiter_group_init(&self->arb_group);
     memset(&self->peer_key, 0, sizeof(self->peer_key));
 

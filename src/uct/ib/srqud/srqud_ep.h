@@ -41,6 +41,8 @@ enum {
 typedef struct uct_srqud_ep_flush {
     ucs_queue_elem_t         queue;
     uct_srqud_psn_t          psn;
+    uint8_t                  wait_ops;  /* posted while operations ran: their
+                                           later packets count too */
     uct_completion_t         *comp;
 } uct_srqud_ep_flush_t;
 
@@ -61,6 +63,7 @@ typedef struct uct_srqud_ep {
                                               flush */
     uint32_t                 ops;          /* RMA / zero-copy operations in
                                               progress (flush waits) */
+    uint32_t                 flushes_wait_ops; /* flushes with wait_ops */
     uint32_t                 rma_refused_op; /* the last one reported */
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
@@ -152,8 +155,10 @@ static inline int uct_srqud_ep_queued_ahead(const uct_srqud_ep_t *ep)
  * order), zero-copy ones acknowledged by the sink */
 static inline int uct_srqud_ep_user_must_wait(const uct_srqud_ep_t *ep)
 {
-    return uct_srqud_ep_queued_ahead(ep) ||
-           ((ep->flags & UCT_SRQUD_EP_FLAG_FENCED) && (ep->ops > 0));
+    /* a failed ep answers with its error at once, whatever waits */
+    return !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
+           (uct_srqud_ep_queued_ahead(ep) ||
+            ((ep->flags & UCT_SRQUD_EP_FLAG_FENCED) && (ep->ops > 0)));
 }
 
 

@@ -42,6 +42,8 @@ typedef struct uct_srqud_iface_stats {
     unsigned long zcopy_rounds_extra; /* rounds after the first */
     unsigned long zcopy_fallbacks;    /* no pool QP: the copy path */
     unsigned long rma_copy_ops;       /* puts on the copy path */
+    unsigned long zcopy_stale;        /* chunks of an earlier transfer on
+                                         the same pool QP, dropped */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -24,6 +24,17 @@
 /* Chunks of one request the source accepts (sanity bound) */
 #define UCT_SRQUD_ZCOPY_MAX_LIST      65536
 
+/*
+ * A UD QP number has 24 bits. The sink sends its pool QP as (generation <<
+ * 24 | QP number), and the source puts the generation in the top byte of
+ * every chunk's immediate (the chunk number in the low 24): a chunk of an
+ * earlier transfer that served the same pool QP (a late duplicate, a round
+ * the sink ended early) would otherwise land in the next transfer's
+ * receives as one of its own chunks, and its bytes in the wrong buffer.
+ */
+#define UCT_SRQUD_ZCOPY_TAG_SHIFT     24
+#define UCT_SRQUD_ZCOPY_NUM_MASK      UCS_MASK(UCT_SRQUD_ZCOPY_TAG_SHIFT)
+
 
 /* ------------------------------------------------------------------------
  * QPs
@@ -198,6 +209,7 @@ uct_srqud_zcopy_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
     }
 
     pqp->xfer = xfer;
+    ++pqp->gen;
     return pqp;
 }
 
@@ -330,7 +342,8 @@ static unsigned uct_srqud_zcopy_send_progress(uct_srqud_iface_t *iface)
             wr.sg_list            = &sge;
             wr.num_sge            = 1;
             wr.opcode             = IBV_WR_SEND_WITH_IMM;
-            wr.imm_data           = htonl(n);
+            wr.imm_data           = htonl(((uint32_t)job->tag <<
+                                           UCT_SRQUD_ZCOPY_TAG_SHIFT) | n);
             wr.send_flags         = signal ? IBV_SEND_SIGNALED : 0;
             wr.wr.ud.ah           = job->ah;
             wr.wr.ud.remote_qpn   = qpn;
@@ -584,7 +597,8 @@ static ucs_status_t uct_srqud_zcopy_send_round(uct_srqud_iface_t *iface,
     hdr->xfer_id     = xfer->id;
     hdr->round       = xfer->round;
     hdr->status      = UCS_OK;
-    hdr->qpn         = xfer->pqp->qp->qp_num;
+    hdr->qpn         = ((uint32_t)xfer->pqp->gen << UCT_SRQUD_ZCOPY_TAG_SHIFT) |
+                       xfer->pqp->qp->qp_num;
     hdr->rkey        = xfer->rkey;
     hdr->remote_addr = xfer->remote_addr;
     hdr->length      = xfer->length;
@@ -664,6 +678,15 @@ static unsigned uct_srqud_zcopy_sink_poll(uct_srqud_iface_t *iface,
         } else {
             imm     = ntohl(wcs[i].imm_data);
             payload = wcs[i].byte_len - UCT_SRQUD_GRH_LEN;
+            if ((imm >> UCT_SRQUD_ZCOPY_TAG_SHIFT) != xfer->pqp->gen) {
+                /* another transfer's: this receive counts as lost, its
+                 * chunk is asked for again */
+                ++iface->stats.zcopy_stale;
+                imm     = UINT32_MAX;
+                payload = 0;
+            } else {
+                imm &= UCT_SRQUD_ZCOPY_NUM_MASK;
+            }
         }
         len_slot = uct_srqud_zcopy_chunk_len(xfer->length, xfer->chunk, slot);
         len_imm  = (imm < xfer->rx.nchunks) ?
@@ -790,7 +813,10 @@ static unsigned uct_srqud_zcopy_sink_progress(uct_srqud_iface_t *iface,
     if (xfer->type == UCT_SRQUD_XFER_GET_SINK) {
         uct_srqud_zcopy_finish(iface, xfer, UCS_OK);
     } else {
-        /* a put's sink: all in place; its initiator completes on ZACK */
+        /* a put's sink: all in place (whatever an earlier round's post
+         * reported); its initiator completes on ZACK, and a repeated ZFIN
+         * is answered with the same status */
+        xfer->status = UCS_OK;
         uct_srqud_zcopy_send_status(iface, xfer->ep, UCT_SRQUD_CTL_ZACK,
                                     xfer->id, xfer->round, UCS_OK);
         uct_srqud_zcopy_done_record(iface, xfer);
@@ -922,7 +948,8 @@ static void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface,
     xfer->round        = hdr->round;
     xfer->flags       |= UCT_SRQUD_XFER_FLAG_SENDING;
     xfer->job.ah       = ep->ah;
-    xfer->job.dest_qpn = hdr->qpn;
+    xfer->job.dest_qpn = hdr->qpn & UCT_SRQUD_ZCOPY_NUM_MASK;
+    xfer->job.tag      = hdr->qpn >> UCT_SRQUD_ZCOPY_TAG_SHIFT;
     xfer->job.lkey     = xfer->region->mr->lkey;
     xfer->job.base     = hdr->remote_addr;
     xfer->job.length   = hdr->length;
@@ -963,7 +990,8 @@ static void uct_srqud_zcopy_put_sink_answer(uct_srqud_iface_t *iface,
     hdr->xfer_id = xfer->id;
     hdr->round   = xfer->round;
     hdr->status  = UCS_OK;
-    hdr->qpn     = xfer->pqp->qp->qp_num;
+    hdr->qpn     = ((uint32_t)xfer->pqp->gen << UCT_SRQUD_ZCOPY_TAG_SHIFT) |
+                   xfer->pqp->qp->qp_num;
     hdr->length  = xfer->length;
     hdr->chunk   = xfer->chunk;
     len          = uct_srqud_zcopy_encode_order(iface, xfer, hdr,
@@ -1194,7 +1222,8 @@ void uct_srqud_zcopy_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         xfer->chunk        = hdr->chunk;
         xfer->flags       |= UCT_SRQUD_XFER_FLAG_SENDING;
         xfer->job.ah       = ep->ah;
-        xfer->job.dest_qpn = hdr->qpn;
+        xfer->job.dest_qpn = hdr->qpn & UCT_SRQUD_ZCOPY_NUM_MASK;
+        xfer->job.tag      = hdr->qpn >> UCT_SRQUD_ZCOPY_TAG_SHIFT;
         xfer->job.lkey     = xfer->lkey;
         xfer->job.base     = xfer->local_addr;
         xfer->job.length   = xfer->length;
@@ -1231,6 +1260,9 @@ ucs_status_t uct_srqud_zcopy_start(uct_srqud_iface_t *iface,
 
     if (z->sqp == NULL) {
         return UCS_ERR_BUSY; /* zero-copy disabled (UCX_SRQUD_ZCOPY_QPS=0) */
+    }
+    if (uct_srqud_zcopy_nchunks(length, z->chunk) > UCT_SRQUD_ZCOPY_NUM_MASK) {
+        return UCS_ERR_BUSY; /* chunk numbers have 24 bits: the copy path */
     }
 
     xfer = uct_srqud_zcopy_xfer_new(iface, ep,

@@ -51,6 +51,7 @@ typedef struct uct_srqud_pool_qp {
     struct ibv_qp            *qp;
     struct ibv_cq            *cq;
     uct_srqud_xfer_t         *xfer;    /* NULL: free */
+    uint8_t                  gen;      /* transfers it served: tags chunks */
     ucs_list_link_t          list;     /* in the free list */
 } uct_srqud_pool_qp_t;
 
@@ -60,6 +61,7 @@ typedef struct uct_srqud_zsend_job {
     ucs_queue_elem_t         queue;
     struct ibv_ah            *ah;
     uint32_t                 dest_qpn;
+    uint8_t                  tag;       /* the sink's pool QP generation */
     uint32_t                 lkey;
     uint64_t                 base;      /* local address of chunk 0 */
     uint64_t                 length;    /* of the whole transfer */
