@@ -20,7 +20,8 @@
  */
 
 #include <uct/ib/srqud/srqud_gid.h>
-#include <uct/ib/srqud/srqud_srq.h>
+#include <uct/ib/srqud/srqud_verbs.h>
+#include <uct/ib/srqud/srqud_watermark.h>
 
 #include <infiniband/verbs.h>
 
@@ -39,34 +40,6 @@
 #define GRH_LEN    40
 #define BUF_LEN    (GRH_LEN + MSG_LEN)
 #define MAX_ITERS  100000
-
-/* the same estimate of a port's bandwidth that srqud uses (bytes/s) */
-static double port_bandwidth(const struct ibv_port_attr *attr)
-{
-    double lane_gbps, encoding = 64.0 / 66.0;
-    unsigned width;
-
-    switch (attr->active_speed) {
-    case 1:   lane_gbps = 2.5;      encoding = 0.8; break;
-    case 2:   lane_gbps = 5.0;      encoding = 0.8; break;
-    case 4:   lane_gbps = 10.0;     encoding = 0.8; break;
-    case 8:   lane_gbps = 10.3125;  break;
-    case 16:  lane_gbps = 14.0625;  break;
-    case 32:  lane_gbps = 25.78125; break;
-    case 64:  lane_gbps = 53.125;   break;
-    case 128: lane_gbps = 106.25;   break;
-    default:  lane_gbps = 10.0;     break;
-    }
-    switch (attr->active_width) {
-    case 2:  width = 4;  break;
-    case 4:  width = 8;  break;
-    case 8:  width = 12; break;
-    case 16: width = 2;  break;
-    default: width = 1;  break;
-    }
-    return lane_gbps * width * encoding * 1e9 / 8.0;
-}
-
 
 typedef struct {
     struct ibv_context *ctx;
@@ -227,11 +200,10 @@ static struct ibv_qp *create_ud_qp(wm_t *wm, struct ibv_cq *scq,
                                    struct ibv_cq *rcq, struct ibv_srq *srq)
 {
     struct ibv_qp_init_attr init;
-    struct ibv_qp_attr attr;
+    uct_srqud_verbs_qp_step_t step;
     struct ibv_qp *qp;
 
     memset(&init, 0, sizeof(init));
-    init.qp_type          = IBV_QPT_UD;
     init.send_cq          = scq;
     init.recv_cq          = rcq;
     init.srq              = srq;
@@ -239,22 +211,10 @@ static struct ibv_qp *create_ud_qp(wm_t *wm, struct ibv_cq *scq,
     init.cap.max_recv_wr  = srq ? 0 : 16;
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    qp = ibv_create_qp(wm->pd, &init);
-    if (qp == NULL) {
-        die("ibv_create_qp");
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state   = IBV_QPS_INIT;
-    attr.port_num   = wm->port;
-    attr.qkey       = QKEY;
-    if (ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                                 IBV_QP_PORT | IBV_QP_QKEY) ||
-        ((attr.qp_state = IBV_QPS_RTR),
-         ibv_modify_qp(qp, &attr, IBV_QP_STATE)) ||
-        ((attr.qp_state = IBV_QPS_RTS),
-         ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))) {
-        die("ibv_modify_qp");
+    errno = uct_srqud_verbs_ud_qp_create(wm->pd, &init, wm->port, QKEY, &qp,
+                                         &step);
+    if (errno != 0) {
+        die(uct_srqud_verbs_qp_step_str(step));
     }
     return qp;
 }
@@ -262,37 +222,7 @@ static struct ibv_qp *create_ud_qp(wm_t *wm, struct ibv_cq *scq,
 
 static int choose_gid(wm_t *wm, const struct ibv_port_attr *pattr)
 {
-    uct_srqud_gid_entry_t *entries;
-    union ibv_gid gid;
-    char path[256], type[32];
-    FILE *f;
-    int i, index;
-
-    if (pattr->link_layer != IBV_LINK_LAYER_ETHERNET) {
-        return 0;
-    }
-    entries = calloc(pattr->gid_tbl_len, sizeof(*entries));
-    for (i = 0; i < pattr->gid_tbl_len; ++i) {
-        if (ibv_query_gid(wm->ctx, wm->port, i, &gid) != 0) {
-            continue;
-        }
-        memcpy(entries[i].raw, gid.raw, 16);
-        snprintf(path, sizeof(path),
-                 "/sys/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
-                 ibv_get_device_name(wm->ctx->device), wm->port, i);
-        type[0] = '\0';
-        if ((f = fopen(path, "r")) != NULL) {
-            if (fgets(type, sizeof(type), f) == NULL) {
-                type[0] = '\0';
-            }
-            fclose(f);
-        }
-        entries[i].type = strstr(type, "v2") ? UCT_SRQUD_GID_TYPE_ROCE_V2 :
-                                               UCT_SRQUD_GID_TYPE_IB;
-    }
-    index = uct_srqud_gid_select(entries, pattr->gid_tbl_len);
-    free(entries);
-    return index;
+    return uct_srqud_verbs_gid_auto(wm->ctx, wm->port, pattr);
 }
 
 
@@ -461,8 +391,8 @@ int main(int argc, char **argv)
     send_one(&wm);
     pthread_join(wm.thread, NULL);
 
-    eventfd_wakeup = uct_srqud_measure_wakeup();
-    bw             = port_bandwidth(&pattr) / 1e6;
+    eventfd_wakeup = uct_srqud_watermark_measure_wakeup();
+    bw             = uct_srqud_verbs_port_bandwidth(&pattr) / 1e6;
     limit          = uct_srqud_watermark(bw, UCT_SRQUD_MIN_WIRE_PACKET,
                                          (wakeup - rtt) * 1e3, srq_size);
 

@@ -49,6 +49,41 @@ TEST(srqud_chunk, encode_ranges)
     EXPECT_EQ(2u, nr);
 }
 
+TEST(srqud_chunk, count_and_length)
+{
+    EXPECT_EQ(1u, uct_srqud_chunk_count(1, 4096));
+    EXPECT_EQ(1u, uct_srqud_chunk_count(4096, 4096));
+    EXPECT_EQ(2u, uct_srqud_chunk_count(4097, 4096));
+    EXPECT_EQ(1025u, uct_srqud_chunk_count(4u * 1024 * 1024 + 777, 4096));
+    EXPECT_EQ(4096u, uct_srqud_chunk_len(4097, 4096, 0));
+    EXPECT_EQ(1u, uct_srqud_chunk_len(4097, 4096, 1));
+    EXPECT_EQ(777u, uct_srqud_chunk_len(4u * 1024 * 1024 + 777, 4096, 1024));
+    /* beyond 4 GB: the chunk offset must not wrap in 32 bits */
+    EXPECT_EQ(100u, uct_srqud_chunk_len((1ull << 32) + 100, 4096,
+                                        (uint32_t)((1ull << 32) / 4096)));
+}
+
+TEST(srqud_chunk, peer_ranges_checked_and_expanded)
+{
+    uct_srqud_chunk_range_t ok[]    = {{5, 3}, {0, 2}, {9, 1}};
+    uct_srqud_chunk_range_t empty[] = {{5, 0}};
+    uct_srqud_chunk_range_t past[]  = {{8, 3}};   /* 8..10 of 10 chunks */
+    uct_srqud_chunk_range_t wrap[]  = {{1, UINT32_MAX}};
+    uint32_t list[6];
+
+    EXPECT_EQ(6u, uct_srqud_chunk_ranges_check(ok, 3, 10, 100));
+    uct_srqud_chunk_ranges_expand(ok, 3, list);
+    EXPECT_EQ((std::vector<uint32_t>{5, 6, 7, 0, 1, 9}),
+              std::vector<uint32_t>(list, list + 6));
+
+    EXPECT_EQ(0u, uct_srqud_chunk_ranges_check(ok, 3, 10, 5));  /* too many */
+    EXPECT_EQ(0u, uct_srqud_chunk_ranges_check(ok, 0, 10, 100)); /* none */
+    EXPECT_EQ(0u, uct_srqud_chunk_ranges_check(empty, 1, 10, 100));
+    EXPECT_EQ(0u, uct_srqud_chunk_ranges_check(past, 1, 10, 100));
+    EXPECT_EQ(0u, uct_srqud_chunk_ranges_check(wrap, 1, 10, 100));
+    EXPECT_EQ(3u, uct_srqud_chunk_ranges_check(past, 1, 11, 100));
+}
+
 TEST(srqud_chunk, no_loss_is_one_round_in_order)
 {
     uct_srqud_chunk_rx_t rx;

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 extern "C" {
-#include <uct/ib/srqud/srqud_srq.h>
+#include <uct/ib/srqud/srqud_watermark.h>
 }
 
 TEST(srqud_watermark, equation_5)
@@ -34,8 +34,8 @@ TEST(srqud_watermark, clamped_to_half_the_srq_and_at_least_one)
 
 TEST(srqud_watermark, wakeup_is_measured_and_plausible)
 {
-    double t = uct_srqud_measure_wakeup();
+    double t = uct_srqud_watermark_measure_wakeup();
     EXPECT_GT(t, 0.0);
     EXPECT_LT(t, 1.0);               /* a second would mean a broken clock */
-    EXPECT_EQ(t, uct_srqud_measure_wakeup()); /* measured once */
+    EXPECT_EQ(t, uct_srqud_watermark_measure_wakeup()); /* measured once */
 }

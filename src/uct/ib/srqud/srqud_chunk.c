@@ -11,17 +11,17 @@
 #define BIT_WORD(_i)  ((_i) / 64)
 #define BIT_MASK(_i)  (1ull << ((_i) % 64))
 
-static inline int bit_test(const uint64_t *b, uint32_t i)
+static inline int uct_srqud_chunk_bit_test(const uint64_t *b, uint32_t i)
 {
     return !!(b[BIT_WORD(i)] & BIT_MASK(i));
 }
 
-static inline void bit_set(uint64_t *b, uint32_t i)
+static inline void uct_srqud_chunk_bit_set(uint64_t *b, uint32_t i)
 {
     b[BIT_WORD(i)] |= BIT_MASK(i);
 }
 
-static inline void bit_clear(uint64_t *b, uint32_t i)
+static inline void uct_srqud_chunk_bit_clear(uint64_t *b, uint32_t i)
 {
     b[BIT_WORD(i)] &= ~BIT_MASK(i);
 }
@@ -68,7 +68,7 @@ static void uct_srqud_chunk_rx_push(uct_srqud_chunk_rx_t *rx, uint32_t chunk)
 {
     rx->ring[(rx->head + rx->count) % rx->depth] = chunk;
     ++rx->count;
-    bit_set(rx->posted, chunk);
+    uct_srqud_chunk_bit_set(rx->posted, chunk);
 }
 
 
@@ -78,12 +78,12 @@ uint32_t uct_srqud_chunk_rx_plan(uct_srqud_chunk_rx_t *rx, uint32_t *new_chunks,
     uint32_t n = 0, c;
 
     /* chunks already posted once and not in place: lost or misplaced */
-    while ((rx->scan < rx->next_new) && bit_test(rx->valid, rx->scan)) {
+    while ((rx->scan < rx->next_new) && uct_srqud_chunk_bit_test(rx->valid, rx->scan)) {
         ++rx->scan;
     }
     for (c = rx->scan; (c < rx->next_new) && (rx->count < rx->depth) &&
                        (n < max); ++c) {
-        if (!bit_test(rx->valid, c) && !bit_test(rx->posted, c)) {
+        if (!uct_srqud_chunk_bit_test(rx->valid, c) && !uct_srqud_chunk_bit_test(rx->posted, c)) {
             uct_srqud_chunk_rx_push(rx, c);
             new_chunks[n++] = c;
         }
@@ -112,11 +112,11 @@ uint32_t uct_srqud_chunk_rx_complete(uct_srqud_chunk_rx_t *rx, uint32_t imm,
     chunk    = rx->ring[rx->head];
     rx->head = (rx->head + 1) % rx->depth;
     --rx->count;
-    bit_clear(rx->posted, chunk);
+    uct_srqud_chunk_bit_clear(rx->posted, chunk);
 
     *in_place = (imm == chunk) && length_ok;
-    if (*in_place && !bit_test(rx->valid, chunk)) {
-        bit_set(rx->valid, chunk);
+    if (*in_place && !uct_srqud_chunk_bit_test(rx->valid, chunk)) {
+        uct_srqud_chunk_bit_set(rx->valid, chunk);
         ++rx->valid_count;
     } else if (!*in_place && length_ok && (imm < rx->nchunks) &&
                (rx->mis_count < rx->depth)) {
@@ -155,15 +155,15 @@ uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
      * in is not also in place (it is: a stale duplicate) */
     for (i = 0; i < rx->mis_count; ++i) {
         c       = rx->mis_chunk[i];
-        done[i] = bit_test(rx->valid, c) || bit_test(rx->posted, c) ||
-                  bit_test(rx->valid, rx->mis_slot[i]);
+        done[i] = uct_srqud_chunk_bit_test(rx->valid, c) || uct_srqud_chunk_bit_test(rx->posted, c) ||
+                  uct_srqud_chunk_bit_test(rx->valid, rx->mis_slot[i]);
     }
 
     do {
         progress = 0;
         for (i = 0; i < rx->mis_count; ++i) {
             c = rx->mis_chunk[i];
-            if (done[i] || bit_test(rx->valid, c)) {
+            if (done[i] || uct_srqud_chunk_bit_test(rx->valid, c)) {
                 done[i] = 1; /* a duplicate moved there already */
                 continue;
             }
@@ -174,7 +174,7 @@ uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
             moves[n].from_slot = rx->mis_slot[i];
             moves[n].chunk     = c;
             ++n;
-            bit_set(rx->valid, c);
+            uct_srqud_chunk_bit_set(rx->valid, c);
             ++rx->valid_count;
             done[i]  = 1;
             progress = 1;
@@ -220,4 +220,35 @@ uint32_t uct_srqud_chunk_encode(const uint32_t *chunks, uint32_t num,
     }
     *num_ranges_p = r;
     return i;
+}
+
+
+uint32_t uct_srqud_chunk_ranges_check(const uct_srqud_chunk_range_t *ranges,
+                                      uint32_t num_ranges, uint32_t nchunks,
+                                      uint32_t max_total)
+{
+    uint64_t total = 0;
+    uint32_t i;
+
+    for (i = 0; i < num_ranges; ++i) {
+        if ((ranges[i].count == 0) || (ranges[i].start >= nchunks) ||
+            (ranges[i].count > nchunks - ranges[i].start)) {
+            return 0;
+        }
+        total += ranges[i].count;
+    }
+    return (total > max_total) ? 0 : (uint32_t)total;
+}
+
+
+void uct_srqud_chunk_ranges_expand(const uct_srqud_chunk_range_t *ranges,
+                                   uint32_t num_ranges, uint32_t *chunks)
+{
+    uint32_t i, j, n = 0;
+
+    for (i = 0; i < num_ranges; ++i) {
+        for (j = 0; j < ranges[i].count; ++j) {
+            chunks[n++] = ranges[i].start + j;
+        }
+    }
 }

@@ -34,6 +34,23 @@ static inline int uct_srqud_range_within(uint64_t start, uint64_t size,
 }
 
 
+/* Chunks of a transfer of @a length bytes cut in @a chunk-byte pieces */
+static inline uint32_t uct_srqud_chunk_count(uint64_t length, uint32_t chunk)
+{
+    return (length + chunk - 1) / chunk;
+}
+
+
+/* Bytes of chunk @a n: the last one may be short */
+static inline size_t uct_srqud_chunk_len(uint64_t length, uint32_t chunk,
+                                         uint32_t n)
+{
+    uint64_t rest = length - (uint64_t)n * chunk;
+
+    return (rest < chunk) ? rest : chunk;
+}
+
+
 /* Receive side of one transfer: where each chunk stands, and the receives
  * posted on the QP in order */
 typedef struct uct_srqud_chunk_rx {
@@ -129,6 +146,20 @@ typedef struct uct_srqud_chunk_range {
 uint32_t uct_srqud_chunk_encode(const uint32_t *chunks, uint32_t num,
                                 uct_srqud_chunk_range_t *ranges,
                                 uint32_t max_ranges, uint32_t *num_ranges_p);
+
+
+/**
+ * Check ranges that a peer sent: each one non-empty and within the
+ * transfer's @a nchunks, and at most @a max_total chunks in all.
+ * @return the number of chunks they name, 0 if they are not valid.
+ */
+uint32_t uct_srqud_chunk_ranges_check(const uct_srqud_chunk_range_t *ranges,
+                                      uint32_t num_ranges, uint32_t nchunks,
+                                      uint32_t max_total);
+
+/* The chunk numbers of checked ranges, in order, into @a chunks */
+void uct_srqud_chunk_ranges_expand(const uct_srqud_chunk_range_t *ranges,
+                                   uint32_t num_ranges, uint32_t *chunks);
 
 #ifdef __cplusplus
 }

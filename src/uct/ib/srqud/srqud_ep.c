@@ -1,37 +1,26 @@
 /**
  * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Endpoint life (create, destroy, linger), reliability (acknowledgements,
+ * go-back-N retransmission, timers, peer failure), flush, fence and
+ * pending requests. Send primitives: srqud_ep_tx.c; receive side:
+ * srqud_ep_rx.c; active messages: srqud_ep_am.c.
  */
 
 #ifdef HAVE_CONFIG_H
 #  include "config.h"
 #endif
 
+#include "srqud_tx.h"
+#include "srqud_ep_tx.h"
 #include "srqud_ep.h"
-#include "srqud_rma.h"
+#include "srqud_dev.h"
+#include "srqud_proto.h"
+#include "srqud_rx.h"
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
-#include <uct/base/uct_iov.inl>
 #include <string.h>
-
-
-static UCS_F_ALWAYS_INLINE uct_srqud_iface_t*
-uct_srqud_ep_iface(uct_srqud_ep_t *ep)
-{
-    return ucs_derived_of(ep->super.super.iface, uct_srqud_iface_t);
-}
-
-
-static void uct_srqud_ep_activate(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
-{
-    if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE)) {
-        ep->flags           |= UCT_SRQUD_EP_FLAG_ACTIVE;
-        ep->tx.progress_time = ucs_get_time();
-        ep->tx.resend_time   = ep->tx.progress_time;
-        ep->tx.rto           = iface->config.rto_min;
-        ucs_list_add_tail(&iface->tx.active_list, &ep->tx.active_list);
-    }
-}
 
 
 static void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
@@ -63,14 +52,6 @@ static void uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc,
 }
 
 
-void uct_srqud_send_desc_completed(uct_srqud_iface_t *iface,
-                                   uct_srqud_send_desc_t *desc)
-{
-    desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_SQ;
-    if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-        ucs_mpool_put_inline(desc);
-    }
-}
 
 
 static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
@@ -179,7 +160,7 @@ static void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status)
 }
 
 
-static void uct_srqud_ep_free(uct_srqud_ep_t *ep)
+void uct_srqud_ep_free(uct_srqud_ep_t *ep)
 {
     UCS_CLASS_DELETE_FUNC_NAME(uct_srqud_ep_t)(&ep->super.super);
 }
@@ -187,8 +168,8 @@ static void uct_srqud_ep_free(uct_srqud_ep_t *ep)
 
 /* A cumulative acknowledgement up to @a ack_psn. Returns 0 if the ep was
  * destroyed (a lingering ep whose last packet is acknowledged). */
-static int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn)
+int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uct_srqud_psn_t ack_psn)
 {
     uct_srqud_send_desc_t *desc;
 
@@ -199,7 +180,7 @@ static int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
     while (!ucs_queue_is_empty(&ep->tx.window)) {
         desc = ucs_queue_head_elem_non_empty(&ep->tx.window,
                                              uct_srqud_send_desc_t, window);
-        if (!uct_srqud_psn_le(uct_srqud_send_desc_neth(desc)->psn, ack_psn)) {
+        if (!uct_srqud_psn_le(uct_srqud_tx_desc_neth(desc)->psn, ack_psn)) {
             break;
         }
         ucs_queue_pull_non_empty(&ep->tx.window);
@@ -224,7 +205,7 @@ static int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
      * full window may go */
     if (!ucs_arbiter_group_is_empty(&ep->arb_group)) {
         ucs_arbiter_group_schedule(&iface->tx.arbiter, &ep->arb_group);
-        uct_srqud_iface_progress_pending(iface);
+        uct_srqud_ep_pending_progress(iface);
     }
     return 1;
 }
@@ -232,8 +213,8 @@ static int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface,
 
 /* Go-back-N: resend every unacknowledged packet that the HCA does not
  * still hold, in order */
-static unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
-                                           uct_srqud_ep_t *ep)
+unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep)
 {
     uct_srqud_send_desc_t *desc;
     unsigned count = 0;
@@ -242,12 +223,12 @@ static unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
         if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
             continue;
         }
-        if (!uct_srqud_iface_has_tx_resources(iface)) {
+        if (!uct_srqud_tx_has_resources(iface)) {
             break;
         }
         /* the receiver may have learned our id meanwhile */
-        uct_srqud_send_desc_neth(desc)->dest_ep_id = ep->dest_ep_id;
-        if (uct_srqud_iface_post_send(iface, ep->ah, ep->dest_qpn, desc) !=
+        uct_srqud_tx_desc_neth(desc)->dest_ep_id = ep->dest_ep_id;
+        if (uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc) !=
             UCS_OK) {
             break;
         }
@@ -274,7 +255,7 @@ static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
     ep->fail_status = status;
     ++iface->stats.ep_failures;
     uct_srqud_ep_drop_window(ep, status);
-    uct_srqud_rma_ep_cleanup(iface, ep, status);
+    iface->proto->ep_cleanup(iface, ep, status);
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_LINGER) {
         /* nobody to tell: the user destroyed it already */
@@ -292,7 +273,7 @@ static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
 }
 
 
-void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now)
+void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
 {
     uct_srqud_ep_t *ep, *tmp;
 
@@ -322,510 +303,6 @@ void uct_srqud_iface_check_timers(uct_srqud_iface_t *iface, ucs_time_t now)
 }
 
 
-/* Fill the header and post an unreliable control packet from an ep, with
- * an optional payload in two parts (header, data) */
-static ucs_status_t
-uct_srqud_ep_send_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                           uint8_t ctl, int flags, const void *hdr,
-                           size_t hdr_len, const void *data, size_t data_len)
-{
-    size_t length = sizeof(uct_srqud_neth_t) + hdr_len + data_len;
-    uint8_t packet[UCT_SRQUD_CTL_INLINE_MAX] UCS_V_ALIGNED(8);
-    uct_srqud_send_desc_t *desc;
-    uct_srqud_neth_t *neth;
-    ucs_status_t status;
-
-    if (!uct_srqud_iface_has_tx_resources(iface)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    /* inline from the stack when it fits (acknowledgements always do):
-     * no descriptor needed, see uct_srqud_iface_post_inline() */
-    if (ucs_likely((length <= iface->config.max_inline) &&
-                   (length <= sizeof(packet)))) {
-        neth = (uct_srqud_neth_t*)packet;
-        desc = NULL;
-    } else {
-        desc = ucs_mpool_get_inline(&iface->tx.mp);
-        if (desc == NULL) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-        neth           = uct_srqud_send_desc_neth(desc);
-        desc->length   = length;
-        desc->flags    = 0;
-        desc->num_zsge = 0;
-        desc->comp     = NULL;
-    }
-
-    neth->magic      = UCT_SRQUD_MAGIC;
-    neth->flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
-    neth->am_id      = 0;
-    neth->ctl        = ctl;
-    neth->dest_ep_id = ep->dest_ep_id;
-    neth->src_ep_id  = ep->ep_id;
-    neth->psn        = 0;
-    neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
-    memcpy(neth + 1, hdr, hdr_len);
-    memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
-
-    if (desc == NULL) {
-        return uct_srqud_iface_post_inline(iface, ep->ah, ep->dest_qpn, neth,
-                                           length);
-    }
-
-    status = uct_srqud_iface_post_send(iface, ep->ah, ep->dest_qpn, desc);
-    if (status != UCS_OK) {
-        ucs_mpool_put_inline(desc);
-    }
-    return status;
-}
-
-
-static ucs_status_t
-uct_srqud_ep_send_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                      uint8_t ctl, int flags)
-{
-    return uct_srqud_ep_send_ctl_data(iface, ep, ctl, flags, NULL, 0, NULL, 0);
-}
-
-
-ucs_status_t uct_srqud_ep_send_answer(uct_srqud_iface_t *iface,
-                                      uct_srqud_ep_t *ep, uint8_t ctl,
-                                      const void *hdr, size_t hdr_len,
-                                      const void *data, size_t data_len)
-{
-    /* acknowledges what this (passive) ep received, on the way */
-    return uct_srqud_ep_send_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
-                                      hdr, hdr_len, data, data_len);
-}
-
-
-/* Put a filled reliable packet into the window and send it */
-static ucs_status_t
-uct_srqud_ep_send_reliable(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                           uct_srqud_send_desc_t *desc)
-{
-    uct_srqud_neth_t *neth = uct_srqud_send_desc_neth(desc);
-    ucs_status_t status;
-
-    neth->magic      = UCT_SRQUD_MAGIC;
-    neth->flags     |= UCT_SRQUD_PACKET_FLAG_REL;
-    neth->dest_ep_id = ep->dest_ep_id;
-    neth->src_ep_id  = ep->ep_id;
-    neth->psn        = ep->tx.next;
-    neth->ack_psn    = 0;
-    /* ask for an ack when half the window is used, so the window never
-     * waits for the receiver's progress loop */
-    if (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) ==
-        iface->config.tx_window / 2) {
-        neth->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
-    }
-    desc->flags = UCT_SRQUD_DESC_FLAG_IN_WINDOW;
-
-    status = uct_srqud_iface_post_send(iface, ep->ah, ep->dest_qpn, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    ++ep->tx.next;
-    ucs_queue_push(&ep->tx.window, &desc->window);
-    uct_srqud_ep_activate(iface, ep);
-    return UCS_OK;
-}
-
-
-static UCS_F_ALWAYS_INLINE uct_srqud_send_desc_t*
-uct_srqud_ep_ctl_desc(uct_srqud_iface_t *iface, uint8_t ctl)
-{
-    uct_srqud_send_desc_t *desc = ucs_mpool_get_inline(&iface->tx.mp);
-
-    if (ucs_unlikely(desc == NULL)) {
-        return NULL;
-    }
-
-    uct_srqud_send_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_CTL |
-                                            UCT_SRQUD_PACKET_FLAG_ACK_REQ;
-    uct_srqud_send_desc_neth(desc)->ctl   = ctl;
-    uct_srqud_send_desc_neth(desc)->am_id = 0;
-    desc->length                          = sizeof(uct_srqud_neth_t);
-    desc->num_zsge                        = 0;
-    desc->comp                            = NULL;
-    return desc;
-}
-
-
-/*
- * Can the ep send one reliable packet (two if the CREQ is still due)?
- * Sends the CREQ first when needed.
- */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
-{
-    uct_srqud_send_desc_t *desc;
-    ucs_status_t status;
-
-    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
-        return ep->fail_status;
-    }
-
-    if (!uct_srqud_iface_has_tx_resources(iface) ||
-        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
-         iface->config.tx_window)) {
-        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    if (ucs_likely(ep->flags & UCT_SRQUD_EP_FLAG_CREQ_SENT)) {
-        return UCS_OK;
-    }
-
-    desc = uct_srqud_ep_ctl_desc(iface, UCT_SRQUD_CTL_CREQ);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-    memcpy(uct_srqud_send_desc_neth(desc) + 1, &ep->conn_sn,
-           sizeof(ep->conn_sn));
-    desc->length += sizeof(ep->conn_sn);
-
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (status != UCS_OK) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-
-    ep->flags |= UCT_SRQUD_EP_FLAG_CREQ_SENT;
-    return uct_srqud_iface_has_tx_resources(iface) ? UCS_OK :
-                                                     UCS_ERR_NO_RESOURCE;
-}
-
-
-/* The same for a user's new operation, which must also wait behind the
- * ep's pending requests and an unfinished fence (see srqud_ep.h) */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_srqud_ep_user_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
-{
-    if (ucs_unlikely(uct_srqud_ep_user_must_wait(ep))) {
-        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
-        return UCS_ERR_NO_RESOURCE;
-    }
-    return uct_srqud_ep_tx_check(iface, ep);
-}
-
-
-ucs_status_t uct_srqud_ep_send_request(uct_srqud_iface_t *iface,
-                                       uct_srqud_ep_t *ep, uint8_t ctl,
-                                       const void *hdr, size_t hdr_len,
-                                       const void *data, size_t data_len)
-{
-    uct_srqud_send_desc_t *desc;
-    ucs_status_t status;
-
-    ucs_assert(sizeof(uct_srqud_neth_t) + hdr_len + data_len <=
-               iface->config.seg_size);
-
-    status = uct_srqud_ep_tx_check(iface, ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    desc = uct_srqud_ep_ctl_desc(iface, ctl);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    memcpy(uct_srqud_send_desc_neth(desc) + 1, hdr, hdr_len);
-    memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_send_desc_neth(desc) + 1, hdr_len),
-           data, data_len);
-    desc->length += hdr_len + data_len;
-
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-    }
-    return status;
-}
-
-
-static UCS_F_ALWAYS_INLINE uct_srqud_send_desc_t*
-uct_srqud_ep_am_desc(uct_srqud_iface_t *iface, uint8_t id)
-{
-    uct_srqud_send_desc_t *desc = ucs_mpool_get_inline(&iface->tx.mp);
-
-    if (ucs_unlikely(desc == NULL)) {
-        UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
-        return NULL;
-    }
-
-    uct_srqud_send_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_AM;
-    uct_srqud_send_desc_neth(desc)->am_id = id;
-    uct_srqud_send_desc_neth(desc)->ctl   = UCT_SRQUD_CTL_NONE;
-    desc->num_zsge                        = 0;
-    desc->comp                            = NULL;
-    return desc;
-}
-
-
-/* Every message is kept until acknowledged, so even "short" messages are
- * copied into a registered descriptor; the send itself is inline when the
- * packet fits. */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_srqud_ep_am_short_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uint8_t id, uint64_t hdr, const void *buffer,
-                             unsigned length)
-{
-    uct_srqud_send_desc_t *desc;
-    uint8_t *payload;
-    ucs_status_t status;
-
-    status = uct_srqud_ep_user_tx_check(iface, ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    desc = uct_srqud_ep_am_desc(iface, id);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    payload = (uint8_t*)(uct_srqud_send_desc_neth(desc) + 1);
-    memcpy(payload, &hdr, sizeof(hdr));
-    memcpy(payload + sizeof(hdr), buffer, length);
-    desc->length = sizeof(uct_srqud_neth_t) + sizeof(hdr) + length;
-
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id, payload,
-                       sizeof(hdr) + length, "TX: AM_SHORT");
-    return UCS_OK;
-}
-
-
-ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
-                                   const void *buffer, unsigned length)
-{
-    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    ucs_status_t status;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + sizeof(hdr) + length, 0,
-                     ucs_min(iface->config.max_inline, iface->config.seg_size),
-                     "am_short");
-
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_am_short_locked(iface, ep, id, hdr, buffer, length);
-    uct_srqud_leave(iface);
-    return status;
-}
-
-
-static ucs_status_t
-uct_srqud_ep_am_short_iov_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                 uint8_t id, const uct_iov_t *iov,
-                                 size_t iovcnt, size_t length)
-{
-    uct_srqud_send_desc_t *desc;
-    ucs_iov_iter_t iov_iter;
-    ucs_status_t status;
-
-    status = uct_srqud_ep_user_tx_check(iface, ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    desc = uct_srqud_ep_am_desc(iface, id);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    ucs_iov_iter_init(&iov_iter);
-    uct_iov_to_buffer(iov, iovcnt, &iov_iter,
-                      uct_srqud_send_desc_neth(desc) + 1, length);
-    desc->length = sizeof(uct_srqud_neth_t) + length;
-    status       = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, length);
-    return UCS_OK;
-}
-
-
-ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
-                                       const uct_iov_t *iov, size_t iovcnt)
-{
-    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    ucs_status_t status;
-    size_t length;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)UCT_SRQUD_MAX_IOV, "am_short_iov");
-    length = uct_iov_total_length(iov, iovcnt);
-    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + length, 0,
-                     ucs_min(iface->config.max_inline, iface->config.seg_size),
-                     "am_short_iov");
-
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_am_short_iov_locked(iface, ep, id, iov, iovcnt,
-                                              length);
-    uct_srqud_leave(iface);
-    return status;
-}
-
-
-static ssize_t
-uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uint8_t id, uct_pack_callback_t pack_cb,
-                             void *arg)
-{
-    uct_srqud_send_desc_t *desc;
-    ucs_status_t status;
-    size_t length;
-
-    status = uct_srqud_ep_user_tx_check(iface, ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    desc = uct_srqud_ep_am_desc(iface, id);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    length = pack_cb(uct_srqud_send_desc_neth(desc) + 1, arg);
-    ucs_assertv(length <= iface->config.seg_size - sizeof(uct_srqud_neth_t),
-                "am_bcopy: packed %zu bytes, max %zu", length,
-                iface->config.seg_size - sizeof(uct_srqud_neth_t));
-    desc->length = sizeof(uct_srqud_neth_t) + length;
-
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
-                       uct_srqud_send_desc_neth(desc) + 1, length,
-                       "TX: AM_BCOPY");
-    return length;
-}
-
-
-ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
-                              uct_pack_callback_t pack_cb, void *arg,
-                              unsigned flags)
-{
-    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    ssize_t ret;
-
-    UCT_CHECK_AM_ID(id);
-
-    uct_srqud_enter(iface);
-    ret = uct_srqud_ep_am_bcopy_locked(iface, ep, id, pack_cb, arg);
-    uct_srqud_leave(iface);
-    return ret;
-}
-
-
-/*
- * am_zcopy: the header goes into the descriptor, the payload is gathered
- * from the user's registered memory by the HCA, on the first send and on
- * every retransmission; so the user's buffer is released (completion) only
- * when the peer has acknowledged the packet.
- */
-static ucs_status_t
-uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uint8_t id, const void *header,
-                             unsigned header_length, const uct_iov_t *iov,
-                             size_t iovcnt, size_t length,
-                             uct_completion_t *comp)
-{
-    uct_srqud_send_desc_t *desc;
-    ucs_status_t status;
-    size_t i;
-
-    status = uct_srqud_ep_user_tx_check(iface, ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    desc = uct_srqud_ep_am_desc(iface, id);
-    if (desc == NULL) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-
-    memcpy(uct_srqud_send_desc_neth(desc) + 1, header, header_length);
-    desc->length = sizeof(uct_srqud_neth_t) + header_length;
-    for (i = 0; i < iovcnt; ++i) {
-        if (iov[i].length * iov[i].count == 0) {
-            continue;
-        }
-        desc->zsge[desc->num_zsge].addr   = (uintptr_t)iov[i].buffer;
-        desc->zsge[desc->num_zsge].length = iov[i].length * iov[i].count;
-        desc->zsge[desc->num_zsge].lkey   = uct_srqud_memh_lkey(iov[i].memh);
-        ++desc->num_zsge;
-    }
-
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        ucs_mpool_put_inline(desc);
-        return status;
-    }
-
-    /* set after the send succeeded: a failed send never calls it */
-    desc->comp = comp;
-    ++iface->stats.am_zcopy;
-    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
-    return UCS_INPROGRESS;
-}
-
-
-ucs_status_t uct_srqud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                   const void *header, unsigned header_length,
-                                   const uct_iov_t *iov, size_t iovcnt,
-                                   unsigned flags, uct_completion_t *comp)
-{
-    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
-    ucs_status_t status;
-    size_t i, length;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)iface->config.zcopy_max_iov,
-                       "am_zcopy");
-    UCT_CHECK_LENGTH(header_length, 0, UCT_SRQUD_AM_ZCOPY_MAX_HDR,
-                     "am_zcopy header");
-    length = uct_iov_total_length(iov, iovcnt);
-    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + header_length + length, 0,
-                     iface->config.seg_size, "am_zcopy");
-    for (i = 0; i < iovcnt; ++i) {
-        if ((iov[i].length * iov[i].count != 0) &&
-            ((iov[i].memh == UCT_MEM_HANDLE_NULL) ||
-             ((iov[i].count > 1) && (iov[i].stride != iov[i].length)))) {
-            ucs_error("%s: am_zcopy needs registered, contiguous iov entries",
-                      iface->md->name);
-            return UCS_ERR_INVALID_PARAM;
-        }
-    }
-
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_am_zcopy_locked(iface, ep, id, header, header_length,
-                                          iov, iovcnt, length, comp);
-    uct_srqud_leave(iface);
-    return status;
-}
-
-
 ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                       unsigned flags)
 {
@@ -838,7 +315,7 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     /* Resources are there now and nothing is queued ahead: the caller may
      * send right away */
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
-        uct_srqud_iface_has_tx_resources(iface) &&
+        uct_srqud_tx_has_resources(iface) &&
         (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) <
          iface->config.tx_window) &&
         ucs_arbiter_group_is_empty(&ep->arb_group) &&
@@ -869,7 +346,7 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
     uct_pending_req_t *req   = ucs_container_of(elem, uct_pending_req_t, priv);
     ucs_status_t status;
 
-    if (!uct_srqud_iface_has_tx_resources(iface)) {
+    if (!uct_srqud_tx_has_resources(iface)) {
         return UCS_ARBITER_CB_RESULT_STOP;
     }
 
@@ -889,8 +366,17 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
     }
 
-    return uct_srqud_iface_has_tx_resources(iface) ?
+    return uct_srqud_tx_has_resources(iface) ?
            UCS_ARBITER_CB_RESULT_DESCHED_GROUP : UCS_ARBITER_CB_RESULT_STOP;
+}
+
+
+void uct_srqud_ep_pending_progress(uct_srqud_iface_t *iface)
+{
+    if (uct_srqud_tx_has_resources(iface)) {
+        ucs_arbiter_dispatch(&iface->tx.arbiter, 1,
+                             uct_srqud_ep_dispatch_pending, NULL);
+    }
 }
 
 
@@ -995,7 +481,7 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     /* As UCX's ud: no flush while the ep could not send or has requests
      * queued (unless this flush is the one being dispatched), so that it
      * does not overtake operations that wait for resources */
-    if (!uct_srqud_iface_has_tx_resources(iface) ||
+    if (!uct_srqud_tx_has_resources(iface) ||
         (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
          iface->config.tx_window) || uct_srqud_ep_queued_ahead(ep)) {
         UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
@@ -1031,15 +517,14 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
     uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     ucs_status_t status;
 
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_flush_locked(iface, ep, flags, comp);
-    uct_srqud_leave(iface);
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_flush_locked(iface, ep, flags, comp));
     return status;
 }
 
 
-ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
-                                       uct_completion_t *comp)
+ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
+                                    uct_completion_t *comp)
 {
     uct_srqud_ep_t *ep;
     unsigned count = 0, i;
@@ -1064,7 +549,7 @@ ucs_status_t uct_srqud_iface_flush_eps(uct_srqud_iface_t *iface,
      * destroyed by the user, count too: their data is still on its way)
      * and no RMA or zero-copy operation is in progress */
     if (ucs_list_is_empty(&iface->tx.active_list) &&
-        ucs_list_is_empty(&iface->rma.ops) && uct_srqud_zcopy_idle(iface)) {
+        iface->proto->idle(iface)) {
         return UCS_OK;
     }
 
@@ -1127,13 +612,13 @@ ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
         goto out;
     }
 
-    desc = uct_srqud_ep_ctl_desc(iface, UCT_SRQUD_CTL_NOP);
+    desc = uct_srqud_ep_tx_ctl_desc(iface, UCT_SRQUD_CTL_NOP);
     if (desc == NULL) {
         status = UCS_OK;
         goto out;
     }
 
-    status = uct_srqud_ep_send_reliable(iface, ep, desc);
+    status = uct_srqud_ep_tx_reliable(iface, ep, desc);
     if (status != UCS_OK) {
         ucs_mpool_put_inline(desc);
     } else {
@@ -1154,8 +639,8 @@ out:
  * application, does not carry an extra packet each way; they go at once
  * for a duplicate, a request (ACK_REQ: half window, flush), a CREQ, or
  * every ACK_THRESH packets. */
-static void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface,
-                                      uct_srqud_ep_t *ep, int now)
+void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               int now)
 {
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED)) {
         ep->flags     |= UCT_SRQUD_EP_FLAG_ACK_QUEUED;
@@ -1168,7 +653,7 @@ static void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface,
 }
 
 
-void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now)
+void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now)
 {
     uct_srqud_ep_t *ep, *tmp;
     uint8_t ctl;
@@ -1182,7 +667,7 @@ void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now)
         }
         ctl = (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE) ? UCT_SRQUD_CTL_CREP :
                                                          UCT_SRQUD_CTL_ACK;
-        if (uct_srqud_ep_send_ctl(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK) !=
+        if (uct_srqud_ep_tx_ctl(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK) !=
             UCS_OK) {
             return; /* no send resources: try on the next progress */
         }
@@ -1199,347 +684,10 @@ void uct_srqud_iface_send_acks(uct_srqud_iface_t *iface, ucs_time_t now)
 void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
     /* best effort: the retransmission timer covers a lost request */
-    uct_srqud_ep_send_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
-                          UCT_SRQUD_PACKET_FLAG_ACK_REQ);
+    uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
+                        UCT_SRQUD_PACKET_FLAG_ACK_REQ);
 }
 
-
-/* The source GID of a received packet, from the GRH the HCA wrote */
-static ucs_status_t uct_srqud_rx_src_gid(uct_srqud_iface_t *iface,
-                                         const struct ibv_wc *wc,
-                                         const void *grh, uint8_t *gid)
-{
-    struct ibv_ah_attr ah_attr;
-
-    if (!(wc->wc_flags & IBV_WC_GRH)) {
-        if (iface->is_roce) {
-            return UCS_ERR_INVALID_ADDR;
-        }
-        memcpy(gid, iface->gid.raw, 8); /* same subnet, by LID */
-        memset(gid + 8, 0, 8);
-        return UCS_OK;
-    }
-
-    /* rdma-core decodes both IPv6 and IPv4 (RoCE v2) headers */
-    if (ibv_init_ah_from_wc(iface->md->ctx, iface->port_num,
-                            (struct ibv_wc*)wc, (struct ibv_grh*)grh,
-                            &ah_attr) != 0) {
-        return UCS_ERR_INVALID_ADDR;
-    }
-    memcpy(gid, ah_attr.grh.dgid.raw, 16);
-    return UCS_OK;
-}
-
-
-static uct_srqud_ep_t*
-uct_srqud_ep_create_passive(uct_srqud_iface_t *iface,
-                            const uct_srqud_peer_key_t *key, uint16_t slid)
-{
-    uct_srqud_device_addr_t dev_addr;
-    uct_srqud_iface_addr_t iface_addr;
-    uct_ep_params_t params;
-    uct_srqud_ep_t *ep;
-    uct_ep_h tl_ep;
-    khiter_t it;
-    int ret;
-
-    dev_addr.flags = iface->is_roce ? UCT_SRQUD_ADDR_FLAG_ETH : 0;
-    dev_addr.lid   = slid;
-    memcpy(dev_addr.gid, key->gid, sizeof(dev_addr.gid));
-    uct_srqud_pack_qpn(iface_addr.qp_num, key->qpn);
-
-    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    params.iface      = &iface->super.super;
-    params.dev_addr   = (const uct_device_addr_t*)&dev_addr;
-    params.iface_addr = (const uct_iface_addr_t*)&iface_addr;
-    if (UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t)(&params, &tl_ep) != UCS_OK) {
-        return NULL;
-    }
-
-    ep              = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    ep->flags      |= UCT_SRQUD_EP_FLAG_PASSIVE | UCT_SRQUD_EP_FLAG_CREP_DUE;
-    ep->dest_ep_id  = key->ep_id;
-    ep->peer_key    = *key;
-
-    it = kh_put(uct_srqud_peer, &iface->peers, *key, &ret);
-    if (ret == UCS_KH_PUT_FAILED) {
-        uct_srqud_ep_free(ep);
-        return NULL;
-    }
-    kh_value(&iface->peers, it) = ep;
-
-    ucs_debug("%s: passive ep %p id %u for qpn 0x%x ep %u", iface->md->name,
-              ep, ep->ep_id, key->qpn, key->ep_id);
-    return ep;
-}
-
-
-/* Find the endpoint a packet is for; NULL drops it */
-static uct_srqud_ep_t*
-uct_srqud_rx_find_ep(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
-                     const struct ibv_wc *wc, const uct_srqud_neth_t *neth)
-{
-    uct_srqud_peer_key_t key;
-    uct_srqud_ep_t *ep;
-    khiter_t it;
-    void *ptr;
-
-    if (neth->dest_ep_id != UCT_SRQUD_EP_ID_NONE) {
-        if (!ucs_ptr_array_lookup(&iface->eps, neth->dest_ep_id, ptr)) {
-            return NULL;
-        }
-        ep = ptr;
-        /* Only the peer of this ep may address it */
-        if ((ep->dest_qpn != wc->src_qp) ||
-            ((ep->dest_ep_id != UCT_SRQUD_EP_ID_NONE) &&
-             (ep->dest_ep_id != neth->src_ep_id))) {
-            return NULL;
-        }
-        return ep;
-    }
-
-    /* Not yet connected: the sender is known by its address and ep id */
-    memset(&key, 0, sizeof(key));
-    if (uct_srqud_rx_src_gid(iface, wc, uct_srqud_iface_rx_hdr(iface, desc),
-                             key.gid) != UCS_OK) {
-        return NULL;
-    }
-    key.qpn   = wc->src_qp;
-    key.ep_id = neth->src_ep_id;
-
-    it = kh_get(uct_srqud_peer, &iface->peers, key);
-    if (it != kh_end(&iface->peers)) {
-        return kh_value(&iface->peers, it);
-    }
-
-    /* Only a connection request opens a new passive endpoint; data that
-     * overtook a lost CREQ is dropped and resent after it */
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) ||
-        (neth->ctl != UCT_SRQUD_CTL_CREQ) || (neth->psn != 0)) {
-        return NULL;
-    }
-
-    return uct_srqud_ep_create_passive(iface, &key, wc->slid);
-}
-
-
-/*
- * A packet for an ep of ours that sends (acknowledgements, NACKs, the
- * CREP). Its effects call the user back (send completions, flushes,
- * pending requests, errors), so the async timer queues it for the user's
- * progress instead (see uct_srqud_ep_rx_packet).
- */
-void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                            const uct_srqud_neth_t *neth, const void *payload,
-                            size_t payload_len)
-{
-    /* a refused put's answer carries the ack of that put: the error must
-     * be known before the ack completes the flush waiting for it */
-    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
-        (neth->ctl == UCT_SRQUD_CTL_RMA_REPLY) &&
-        !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
-        uct_srqud_rma_rx_answer(iface, ep, neth->ctl, payload, payload_len);
-    }
-
-    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) &&
-        !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn)) {
-        return; /* lingering ep done and freed */
-    }
-
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
-        return;
-    }
-
-    switch (neth->ctl) {
-    case UCT_SRQUD_CTL_CREP:
-        if (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE) {
-            ep->dest_ep_id = neth->src_ep_id;
-            ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
-        }
-        break;
-    case UCT_SRQUD_CTL_NACK:
-        /* Every packet behind a loss draws a NACK until the resent one
-         * arrives: answer once per round trip, not once per NACK */
-        if (uct_srqud_time_since(ucs_get_time(), ep->tx.resend_time) >=
-            iface->config.rto_min / 4) {
-            uct_srqud_ep_resend_window(iface, ep);
-            ep->tx.resend_time = ucs_get_time();
-        }
-        break;
-    case UCT_SRQUD_CTL_ZCTS:
-    case UCT_SRQUD_CTL_ZFIN:
-    case UCT_SRQUD_CTL_ZACK:
-        /* answers to this side's RMA and zero-copy requests */
-        if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
-            uct_srqud_rma_rx_answer(iface, ep, neth->ctl, payload,
-                                    payload_len);
-        }
-        break;
-    default:
-        break;
-    }
-}
-
-
-/* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
- * one, or the first one of a new incarnation that reuses the ep id of one
- * that is gone (then the sequence starts over) */
-static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                 uct_srqud_recv_desc_t *desc,
-                                 size_t payload_len)
-{
-    uint32_t conn_sn;
-
-    if (payload_len < sizeof(conn_sn)) {
-        return;
-    }
-    memcpy(&conn_sn, UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset),
-           sizeof(conn_sn));
-
-    if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN)) {
-        ep->flags  |= UCT_SRQUD_EP_FLAG_CONN_SN;
-        ep->conn_sn = conn_sn;
-    } else if (ep->conn_sn != conn_sn) {
-        ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
-                  iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
-        ep->conn_sn     = conn_sn;
-        ep->rx.expected = 0;
-        ep->rx.unacked  = 0;
-        ep->flags      |= UCT_SRQUD_EP_FLAG_CREP_DUE;
-    }
-}
-
-
-/* A packet for a passive ep (the receiving side of a peer's active ep):
- * in-order acceptance and acknowledgement, safe on the async timer */
-static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                    uct_srqud_recv_desc_t *desc,
-                                    const uct_srqud_neth_t *neth,
-                                    size_t payload_len)
-{
-    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
-        (neth->ctl == UCT_SRQUD_CTL_ACK) &&
-        (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ)) {
-        uct_srqud_ep_schedule_ack(iface, ep, 1);
-    }
-
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
-        goto out_put;
-    }
-
-    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
-        (neth->ctl == UCT_SRQUD_CTL_CREQ)) {
-        uct_srqud_ep_rx_creq(iface, ep, desc, payload_len);
-    }
-
-    switch (uct_srqud_rx_classify(ep->rx.expected, neth->psn)) {
-    case UCT_SRQUD_RX_DUPLICATE:
-        /* our ack was lost: say it again */
-        ++iface->stats.rx_duplicates;
-        uct_srqud_ep_schedule_ack(iface, ep, 1);
-        goto out_put;
-    case UCT_SRQUD_RX_GAP:
-        ++iface->stats.rx_out_of_order;
-        if (uct_srqud_time_since(ucs_get_time(), ep->rx.nack_time) >=
-            iface->config.rto_min / 2) {
-            ep->rx.nack_time = ucs_get_time();
-            if (uct_srqud_ep_send_ctl(iface, ep, UCT_SRQUD_CTL_NACK,
-                                      UCT_SRQUD_PACKET_FLAG_ACK) == UCS_OK) {
-                ++iface->stats.nacks_sent;
-            }
-        }
-        goto out_put;
-    case UCT_SRQUD_RX_DELIVER:
-        break;
-    }
-
-    ++ep->rx.expected;
-    uct_srqud_ep_schedule_ack(iface, ep,
-                              (++ep->rx.unacked >= iface->config.ack_thresh) ||
-                              (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
-
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
-        if (neth->ctl >= UCT_SRQUD_CTL_RMA_PUT) {
-            /* a peer's RMA or zero-copy request, in order with its AMs;
-             * handled now, even on the async thread: it writes or reads
-             * registered memory and answers, it calls no user callback */
-            uct_srqud_rma_rx_request(iface, ep, neth->ctl,
-                                     UCS_PTR_BYTE_OFFSET(desc,
-                                         iface->config.rx_payload_offset),
-                                     payload_len);
-        }
-        goto out_put;
-    }
-
-    if (iface->async.active) {
-        /* accepted and acknowledged; the handler runs in the user's
-         * progress, in order with what arrives later */
-        desc->ep          = NULL;
-        desc->payload_len = payload_len;
-        ucs_queue_push(&iface->async.rx_q, &desc->queue);
-        ++iface->stats.async_queued;
-        iface->async.wake_user = 1;
-        return;
-    }
-
-    uct_srqud_iface_deliver_am(iface, desc, payload_len);
-    return;
-
-out_put:
-    uct_srqud_iface_put_recv_desc(iface, desc);
-}
-
-
-void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
-                            const struct ibv_wc *wc, uct_srqud_neth_t *neth,
-                            size_t payload_len)
-{
-    uct_srqud_ep_t *ep;
-
-    ep = uct_srqud_rx_find_ep(iface, desc, wc, neth);
-    if (ep == NULL) {
-        ++iface->stats.rx_dropped_malformed;
-        uct_srqud_iface_put_recv_desc(iface, desc);
-        return;
-    }
-
-    if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
-        uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
-        return;
-    }
-
-    if (iface->async.active) {
-        desc->ep          = ep;
-        desc->payload_len = payload_len;
-        ucs_queue_push(&iface->async.rx_q, &desc->queue);
-        ++iface->stats.async_queued;
-        iface->async.wake_user = 1;
-        return;
-    }
-
-    uct_srqud_ep_rx_active(iface, ep, neth,
-                           UCS_PTR_BYTE_OFFSET(desc,
-                                               iface->config.rx_payload_offset),
-                           payload_len);
-    uct_srqud_iface_put_recv_desc(iface, desc);
-}
-
-
-/* Drop queued packets of an ep that goes away */
-static void uct_srqud_ep_purge_async_rx(uct_srqud_iface_t *iface,
-                                        uct_srqud_ep_t *ep)
-{
-    uct_srqud_recv_desc_t *desc;
-    ucs_queue_iter_t iter;
-
-    ucs_queue_for_each_safe(desc, iter, &iface->async.rx_q, queue) {
-        if (desc->ep == ep) {
-            ucs_queue_del_iter(&iface->async.rx_q, iter);
-            uct_srqud_iface_put_recv_desc(iface, desc);
-        }
-    }
-}
 
 
 static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
@@ -1561,13 +709,13 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     dev_addr   = (const void*)params->dev_addr;
     iface_addr = (const void*)params->iface_addr;
 
-    if (!uct_srqud_iface_is_reachable_addr(iface, dev_addr)) {
+    if (!uct_srqud_dev_is_reachable(iface, dev_addr)) {
         ucs_error("%s: remote address is not reachable from this port",
                   iface->md->name);
         return UCS_ERR_UNREACHABLE;
     }
 
-    status = uct_srqud_iface_get_ah(iface, dev_addr, &self->ah);
+    status = uct_srqud_dev_ah_get(iface, dev_addr, &self->ah);
     if (status != UCS_OK) {
         return status;
     }
@@ -1619,8 +767,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     ucs_arbiter_group_cleanup(&self->arb_group);
 
     uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
-    uct_srqud_rma_ep_cleanup(iface, self, UCS_ERR_CANCELED);
-    uct_srqud_ep_purge_async_rx(iface, self);
+    iface->proto->ep_cleanup(iface, self, UCS_ERR_CANCELED);
+    uct_srqud_rx_purge_ep(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }
@@ -1644,9 +792,8 @@ ucs_status_t uct_srqud_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
     uct_srqud_iface_t *iface = ucs_derived_of(params->iface, uct_srqud_iface_t);
     ucs_status_t status;
 
-    uct_srqud_enter(iface);
-    status = UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t)(params, ep_p);
-    uct_srqud_leave(iface);
+    UCT_SRQUD_LOCKED(iface, status,
+                     UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t)(params, ep_p));
     return status;
 }
 
@@ -1675,7 +822,7 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
                             uct_srqud_ep_purge_cb,
                             &(uct_srqud_purge_args_t){NULL, NULL});
     /* RMA and zero-copy operations end now: their memory is the user's */
-    uct_srqud_rma_ep_cleanup(iface, ep, UCS_ERR_CANCELED);
+    iface->proto->ep_cleanup(iface, ep, UCS_ERR_CANCELED);
     uct_srqud_ep_complete_flushes(ep, UCS_ERR_CANCELED);
 
     if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||
@@ -1685,7 +832,7 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
     }
 
     ucs_queue_for_each(desc, &ep->tx.window, window) {
-        dst = UCS_PTR_BYTE_OFFSET(uct_srqud_send_desc_neth(desc),
+        dst = UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc),
                                   desc->length);
         for (i = 0; i < desc->num_zsge; ++i) {
             memcpy(dst, (void*)(uintptr_t)desc->zsge[i].addr,
@@ -1710,8 +857,3 @@ out:
     uct_srqud_leave(iface);
 }
 
-
-void uct_srqud_ep_destroy_internal(uct_srqud_ep_t *ep)
-{
-    uct_srqud_ep_free(ep);
-}

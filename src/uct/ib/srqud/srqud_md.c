@@ -7,7 +7,8 @@
 #endif
 
 #include "srqud_md.h"
-#include "srqud_iface.h"
+
+#include <uct/base/uct_iface.h>
 #include "srqud_chunk.h"
 
 #include <ucs/arch/cpu.h>
@@ -266,8 +267,8 @@ void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
 
 
 static ucs_status_t
-uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
-                            ucs_rcache_region_t *rregion, uint16_t rc_flags)
+uct_srqud_md_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
+                               ucs_rcache_region_t *rregion, uint16_t rc_flags)
 {
     uct_srqud_md_t *md     = context;
     uct_srqud_mem_t *memh  = ucs_derived_of(rregion, uct_srqud_mem_t);
@@ -297,8 +298,8 @@ uct_srqud_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
 }
 
 
-static void uct_srqud_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
-                                          ucs_rcache_region_t *rregion)
+static void uct_srqud_md_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
+                                             ucs_rcache_region_t *rregion)
 {
     uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
     uct_srqud_md_t *md    = context;
@@ -311,9 +312,9 @@ static void uct_srqud_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
 }
 
 
-static void uct_srqud_rcache_dump_region_cb(void *context, ucs_rcache_t *rcache,
-                                            ucs_rcache_region_t *rregion,
-                                            char *buf, size_t max)
+static void uct_srqud_md_rcache_dump_region_cb(void *context, ucs_rcache_t *rcache,
+                                               ucs_rcache_region_t *rregion,
+                                               char *buf, size_t max)
 {
     uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
 
@@ -321,10 +322,10 @@ static void uct_srqud_rcache_dump_region_cb(void *context, ucs_rcache_t *rcache,
 }
 
 
-static ucs_rcache_ops_t uct_srqud_rcache_ops = {
-    .mem_reg     = uct_srqud_rcache_mem_reg_cb,
-    .mem_dereg   = uct_srqud_rcache_mem_dereg_cb,
-    .dump_region = uct_srqud_rcache_dump_region_cb
+static ucs_rcache_ops_t uct_srqud_md_rcache_ops = {
+    .mem_reg     = uct_srqud_md_rcache_mem_reg_cb,
+    .mem_dereg   = uct_srqud_md_rcache_mem_dereg_cb,
+    .dump_region = uct_srqud_md_rcache_dump_region_cb
 };
 
 
@@ -452,8 +453,8 @@ uct_srqud_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
 
 
 static ucs_status_t
-uct_srqud_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
-                      uct_rkey_t *rkey_p, void **handle_p)
+uct_srqud_md_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
+                         uct_rkey_t *rkey_p, void **handle_p)
 {
     uint64_t packed;
 
@@ -504,46 +505,64 @@ static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
 }
 
 
-void uct_srqud_md_iface_attach(uct_srqud_md_t *md, uct_srqud_iface_t *iface)
+ucs_status_t uct_srqud_md_srq_listen(uct_srqud_md_t *md, struct ibv_srq *srq,
+                                     uct_srqud_md_srq_cb_t cb, void *arg)
 {
-    ucs_recursive_spin_lock(&md->iface_lock);
-    ucs_list_add_tail(&md->iface_list, &iface->md_list);
-    ucs_recursive_spin_unlock(&md->iface_lock);
+    uct_srqud_md_srq_listener_t *listener;
+
+    listener = ucs_malloc(sizeof(*listener), "srqud_srq_listener");
+    if (listener == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    listener->srq = srq;
+    listener->cb  = cb;
+    listener->arg = arg;
+    ucs_recursive_spin_lock(&md->listener_lock);
+    ucs_list_add_tail(&md->listeners, &listener->list);
+    ucs_recursive_spin_unlock(&md->listener_lock);
+    return UCS_OK;
 }
 
 
-void uct_srqud_md_iface_detach(uct_srqud_md_t *md, uct_srqud_iface_t *iface)
+void uct_srqud_md_srq_unlisten(uct_srqud_md_t *md, struct ibv_srq *srq)
 {
-    ucs_recursive_spin_lock(&md->iface_lock);
-    ucs_list_del(&iface->md_list);
-    ucs_recursive_spin_unlock(&md->iface_lock);
+    uct_srqud_md_srq_listener_t *listener, *tmp;
+
+    ucs_recursive_spin_lock(&md->listener_lock);
+    ucs_list_for_each_safe(listener, tmp, &md->listeners, list) {
+        if (listener->srq == srq) {
+            ucs_list_del(&listener->list);
+            ucs_free(listener);
+        }
+    }
+    ucs_recursive_spin_unlock(&md->listener_lock);
 }
 
 
 /*
  * Verbs async events of the device. They arrive on the context's async fd,
- * which UCX's async thread watches for us. SRQ events are routed to the
- * interface that owns the SRQ.
+ * which UCX's async thread watches for us. SRQ events go to whoever
+ * listens to that SRQ.
  */
 static void uct_srqud_md_async_event_cb(int fd, ucs_event_set_types_t events,
                                         void *arg)
 {
     uct_srqud_md_t *md = arg;
+    uct_srqud_md_srq_listener_t *listener;
     struct ibv_async_event event;
-    uct_srqud_iface_t *iface;
 
     while (ibv_get_async_event(md->ctx, &event) == 0) {
         ++md->stats.async_events;
         switch (event.event_type) {
         case IBV_EVENT_SRQ_LIMIT_REACHED:
         case IBV_EVENT_SRQ_ERR:
-            ucs_recursive_spin_lock(&md->iface_lock);
-            ucs_list_for_each(iface, &md->iface_list, md_list) {
-                if (iface->srq == event.element.srq) {
-                    uct_srqud_iface_srq_event(iface, event.event_type);
+            ucs_recursive_spin_lock(&md->listener_lock);
+            ucs_list_for_each(listener, &md->listeners, list) {
+                if (listener->srq == event.element.srq) {
+                    listener->cb(listener->arg, event.event_type);
                 }
             }
-            ucs_recursive_spin_unlock(&md->iface_lock);
+            ucs_recursive_spin_unlock(&md->listener_lock);
             break;
         case IBV_EVENT_PORT_ACTIVE:
         case IBV_EVENT_PORT_ERR:
@@ -564,10 +583,10 @@ static void uct_srqud_md_close(uct_md_h uct_md)
 {
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
 
-    if (!ucs_list_is_empty(&md->iface_list)) {
+    if (!ucs_list_is_empty(&md->listeners)) {
         /* a user error; their async events are not routed any more */
         ucs_warn("%s: closing the md with %zu interfaces still open",
-                 md->name, ucs_list_length(&md->iface_list));
+                 md->name, ucs_list_length(&md->listeners));
     }
 
     if (md->async_fd_registered) {
@@ -584,7 +603,7 @@ static void uct_srqud_md_close(uct_md_h uct_md)
     ucs_spinlock_destroy(&md->reg_lock);
     ibv_dealloc_pd(md->pd);
     ibv_close_device(md->ctx);
-    ucs_recursive_spinlock_destroy(&md->iface_lock);
+    ucs_recursive_spinlock_destroy(&md->listener_lock);
     ucs_free(md);
 }
 
@@ -619,7 +638,7 @@ uct_srqud_md_rcache_init(uct_srqud_md_t *md, const uct_srqud_md_config_t *config
     params.max_alignment      = ucs_get_page_size();
     params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
     params.context            = md;
-    params.ops                = &uct_srqud_rcache_ops;
+    params.ops                = &uct_srqud_md_rcache_ops;
 
     status = ucs_rcache_create(&params, md->name, NULL, &md->rcache);
     if (status == UCS_OK) {
@@ -678,8 +697,8 @@ uct_srqud_md_open(uct_component_t *component, const char *md_name,
     md->super.ops       = &uct_srqud_md_ops;
     md->super.component = &uct_srqud_component;
     ucs_strncpy_zero(md->name, md_name, sizeof(md->name));
-    ucs_list_head_init(&md->iface_list);
-    ucs_recursive_spinlock_init(&md->iface_lock, 0);
+    ucs_list_head_init(&md->listeners);
+    ucs_recursive_spinlock_init(&md->listener_lock, 0);
     ucs_spinlock_init(&md->reg_lock, 0);
     kh_init_inplace(uct_srqud_rkeys, &md->rkeys);
 
@@ -747,7 +766,7 @@ err_close:
 err_free_md:
     kh_destroy_inplace(uct_srqud_rkeys, &md->rkeys);
     ucs_spinlock_destroy(&md->reg_lock);
-    ucs_recursive_spinlock_destroy(&md->iface_lock);
+    ucs_recursive_spinlock_destroy(&md->listener_lock);
     ucs_free(md);
 out_free_list:
     ibv_free_device_list(dev_list);
@@ -756,7 +775,7 @@ out_free_list:
 
 
 static ucs_status_t
-uct_srqud_query_md_resources(uct_component_t *component,
+uct_srqud_md_query_resources(uct_component_t *component,
                              uct_md_resource_desc_t **resources_p,
                              unsigned *num_resources_p)
 {
@@ -795,10 +814,10 @@ uct_srqud_query_md_resources(uct_component_t *component,
 
 
 uct_component_t uct_srqud_component = {
-    .query_md_resources = uct_srqud_query_md_resources,
+    .query_md_resources = uct_srqud_md_query_resources,
     .md_open            = uct_srqud_md_open,
     .cm_open            = (uct_component_cm_open_func_t)ucs_empty_function_return_unsupported,
-    .rkey_unpack        = uct_srqud_rkey_unpack,
+    .rkey_unpack        = uct_srqud_md_rkey_unpack,
     .rkey_ptr           = (uct_component_rkey_ptr_func_t)ucs_empty_function_return_unsupported,
     .rkey_release       = (uct_component_rkey_release_func_t)ucs_empty_function_return_success,
     .name               = UCT_SRQUD_TL_NAME,

@@ -21,7 +21,15 @@
 #include <infiniband/verbs.h>
 
 
-typedef struct uct_srqud_iface uct_srqud_iface_t;
+/* Told of an SRQ's async events (srqud_rx.c's LIMIT refill) */
+typedef void (*uct_srqud_md_srq_cb_t)(void *arg, enum ibv_event_type event);
+
+typedef struct uct_srqud_md_srq_listener {
+    ucs_list_link_t          list;
+    struct ibv_srq           *srq;
+    uct_srqud_md_srq_cb_t    cb;
+    void                     *arg;
+} uct_srqud_md_srq_listener_t;
 
 
 typedef struct uct_srqud_md_config {
@@ -71,11 +79,11 @@ typedef struct uct_srqud_md {
     struct ibv_device_attr  dev_attr;
     ucs_rcache_t            *rcache;      /* NULL if disabled */
     int                     async_fd_registered;
-    /* Interfaces opened on this md, to route device async events
-     * (SRQ limit, port changes) to them. Protected by iface_lock, since the
-     * async thread walks it. */
-    ucs_recursive_spinlock_t iface_lock;
-    ucs_list_link_t         iface_list;
+    /* Who wants the device's SRQ events (one per interface): the async
+     * thread walks it, so it is protected by listener_lock. The md knows
+     * no interface. */
+    ucs_recursive_spinlock_t listener_lock;
+    ucs_list_link_t         listeners;
     /* Registered regions by remote key (any thread registers, any worker
      * checks peers' requests) */
     ucs_spinlock_t          reg_lock;
@@ -91,9 +99,12 @@ typedef struct uct_srqud_md {
 extern uct_component_t uct_srqud_component;
 
 
-void uct_srqud_md_iface_attach(uct_srqud_md_t *md, uct_srqud_iface_t *iface);
+/* Route the async events of @a srq to @a cb (until unlisten, which waits
+ * for a callback in progress) */
+ucs_status_t uct_srqud_md_srq_listen(uct_srqud_md_t *md, struct ibv_srq *srq,
+                                     uct_srqud_md_srq_cb_t cb, void *arg);
 
-void uct_srqud_md_iface_detach(uct_srqud_md_t *md, uct_srqud_iface_t *iface);
+void uct_srqud_md_srq_unlisten(uct_srqud_md_t *md, struct ibv_srq *srq);
 
 
 /**

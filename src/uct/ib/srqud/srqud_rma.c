@@ -6,8 +6,11 @@
 #  include "config.h"
 #endif
 
+#include "srqud_ep_tx.h"
+#include "srqud_ep.h"
 #include "srqud_rma.h"
 #include "srqud_zcopy.h"
+#include "srqud_tx.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -17,13 +20,6 @@
 
 /* Requests of one get kept outstanding on the copy path */
 #define UCT_SRQUD_RMA_GET_OUTSTANDING  32
-
-
-static UCS_F_ALWAYS_INLINE uct_srqud_iface_t*
-uct_srqud_rma_iface(uct_srqud_ep_t *ep)
-{
-    return ucs_derived_of(ep->super.super.iface, uct_srqud_iface_t);
-}
 
 
 static size_t uct_srqud_rma_put_frag(uct_srqud_iface_t *iface)
@@ -52,26 +48,25 @@ uct_srqud_rma_send_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     hdr.length      = length;
     hdr.op_id       = op_id;
     hdr.frag        = 0;
-    return uct_srqud_ep_send_request(iface, ep, UCT_SRQUD_CTL_RMA_PUT, &hdr,
-                                     sizeof(hdr), data, length);
+    return uct_srqud_ep_tx_request(iface, ep, UCT_SRQUD_CTL_RMA_PUT, &hdr,
+                                   sizeof(hdr), data, length);
 }
 
 
-ucs_status_t uct_srqud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
-                                    unsigned length, uint64_t remote_addr,
-                                    uct_rkey_t rkey)
+ucs_status_t uct_srqud_rma_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_rma_iface(ep);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, uct_srqud_rma_put_frag(iface), "put_short");
 
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
-             uct_srqud_rma_send_put(iface, ep, buffer, length, remote_addr,
-                                    rkey, 0);
-    uct_srqud_leave(iface);
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
+                     uct_srqud_rma_send_put(iface, ep, buffer, length,
+                                            remote_addr, rkey, 0));
     if (status == UCS_OK) {
         UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     }
@@ -79,12 +74,12 @@ ucs_status_t uct_srqud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 }
 
 
-ssize_t uct_srqud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                               void *arg, uint64_t remote_addr,
-                               uct_rkey_t rkey)
+ssize_t uct_srqud_rma_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_rma_iface(ep);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     uint8_t buf[UCT_SRQUD_MAX_MTU];
     ucs_status_t status;
     size_t length;
@@ -94,11 +89,10 @@ ssize_t uct_srqud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                 "put_bcopy: packed %zu, max %zu", length,
                 uct_srqud_rma_put_frag(iface));
 
-    uct_srqud_enter(iface);
-    status = uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
-             uct_srqud_rma_send_put(iface, ep, buf, length, remote_addr, rkey,
-                                    0);
-    uct_srqud_leave(iface);
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_user_must_wait(ep) ? UCS_ERR_NO_RESOURCE :
+                     uct_srqud_rma_send_put(iface, ep, buf, length,
+                                            remote_addr, rkey, 0));
     if (status != UCS_OK) {
         return status;
     }
@@ -241,8 +235,8 @@ static unsigned uct_srqud_rma_get_progress(uct_srqud_iface_t *iface,
         hdr.length      = uct_srqud_rma_frag_len(op, op->next);
         hdr.op_id       = op->id;
         hdr.frag        = op->next;
-        status = uct_srqud_ep_send_request(iface, op->ep, UCT_SRQUD_CTL_RMA_GET,
-                                           &hdr, sizeof(hdr), NULL, 0);
+        status = uct_srqud_ep_tx_request(iface, op->ep, UCT_SRQUD_CTL_RMA_GET,
+                                         &hdr, sizeof(hdr), NULL, 0);
         if (status == UCS_ERR_NO_RESOURCE) {
             break;
         } else if (status != UCS_OK) {
@@ -270,10 +264,10 @@ unsigned uct_srqud_rma_progress(uct_srqud_iface_t *iface, ucs_time_t now)
 }
 
 
-ucs_status_t uct_srqud_rma_put_copy(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep, const void *buffer,
-                                    size_t length, uint64_t remote_addr,
-                                    uint32_t rkey, uct_completion_t *comp)
+static ucs_status_t
+uct_srqud_rma_put_copy(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                       const void *buffer, size_t length, uint64_t remote_addr,
+                       uint32_t rkey, uct_completion_t *comp)
 {
     uct_srqud_rma_op_t *op;
 
@@ -309,13 +303,13 @@ uct_srqud_rma_get_copy(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-ucs_status_t uct_srqud_ep_get_bcopy(uct_ep_h tl_ep,
-                                    uct_unpack_callback_t unpack_cb, void *arg,
-                                    size_t length, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp)
+ucs_status_t uct_srqud_rma_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb, void *arg,
+                                     size_t length, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_rma_iface(ep);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, uct_srqud_rma_get_frag(iface), "get_bcopy");
@@ -323,7 +317,7 @@ ucs_status_t uct_srqud_ep_get_bcopy(uct_ep_h tl_ep,
     uct_srqud_enter(iface);
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         status = ep->fail_status;
-    } else if (!uct_srqud_iface_has_tx_resources(iface) ||
+    } else if (!uct_srqud_tx_has_resources(iface) ||
                uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_NO_RESOURCE;
     } else {
@@ -335,6 +329,22 @@ ucs_status_t uct_srqud_ep_get_bcopy(uct_ep_h tl_ep,
         UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
     }
     return status;
+}
+
+
+/* A put_zcopy whose sink has no pool QP free (it answered ZCTS BUSY):
+ * the copy path takes it over, with the user's completion */
+static void uct_srqud_rma_zcopy_fallback(uct_srqud_iface_t *iface,
+                                         uct_srqud_ep_t *ep, const void *buffer,
+                                         size_t length, uint64_t remote_addr,
+                                         uint32_t rkey, uct_completion_t *comp)
+{
+    ++iface->stats.zcopy_fallbacks;
+    if ((uct_srqud_rma_put_copy(iface, ep, buffer, length, remote_addr, rkey,
+                                comp) != UCS_INPROGRESS) &&
+        (comp != NULL)) {
+        uct_invoke_completion(comp, UCS_ERR_NO_MEMORY);
+    }
 }
 
 
@@ -354,12 +364,12 @@ uct_srqud_rma_check_iov(uct_srqud_iface_t *iface, const uct_iov_t *iov,
 
 
 static ucs_status_t
-uct_srqud_ep_rma_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
-                       uint64_t remote_addr, uct_rkey_t rkey,
-                       uct_completion_t *comp, int is_get)
+uct_srqud_rma_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                    uint64_t remote_addr, uct_rkey_t rkey,
+                    uct_completion_t *comp, int is_get)
 {
     uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
-    uct_srqud_iface_t *iface = uct_srqud_rma_iface(ep);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
     size_t length;
     ucs_status_t status;
 
@@ -375,20 +385,25 @@ uct_srqud_ep_rma_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         status = ep->fail_status;
         goto out;
     }
-    if (!uct_srqud_iface_has_tx_resources(iface) ||
+    if (!uct_srqud_tx_has_resources(iface) ||
         uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_NO_RESOURCE;
         goto out;
     }
 
-    if ((length >= iface->zcopy.thresh) && (iov[0].memh != UCT_MEM_HANDLE_NULL)) {
+    /* the decision: zero-copy from UCX_SRQUD_ZCOPY_THRESH (and registered
+     * memory, whose lkey the chunks are sent with) */
+    if ((length >= iface->config.zcopy_thresh) &&
+        (iov[0].memh != UCT_MEM_HANDLE_NULL)) {
         status = uct_srqud_zcopy_start(iface, ep, is_get, iov[0].buffer,
                                        length, uct_srqud_memh_lkey(iov[0].memh),
-                                       remote_addr, rkey, comp);
+                                       remote_addr, rkey, comp,
+                                       uct_srqud_rma_zcopy_fallback);
         if (status != UCS_ERR_BUSY) {
             goto out;
         }
-        /* no pool QP free: the copy path, never a failure */
+        /* no pool QP free here, or too many chunks: the copy path, never
+         * a failure */
         ++iface->stats.zcopy_fallbacks;
     }
 
@@ -403,12 +418,12 @@ out:
 }
 
 
-ucs_status_t uct_srqud_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                    size_t iovcnt, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp)
+ucs_status_t uct_srqud_rma_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
 {
-    ucs_status_t status = uct_srqud_ep_rma_zcopy(tl_ep, iov, iovcnt,
-                                                 remote_addr, rkey, comp, 0);
+    ucs_status_t status = uct_srqud_rma_zcopy(tl_ep, iov, iovcnt,
+                                              remote_addr, rkey, comp, 0);
 
     if (!UCS_STATUS_IS_ERR(status)) {
         UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), PUT, ZCOPY,
@@ -418,12 +433,12 @@ ucs_status_t uct_srqud_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 }
 
 
-ucs_status_t uct_srqud_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                    size_t iovcnt, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp)
+ucs_status_t uct_srqud_rma_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
 {
-    ucs_status_t status = uct_srqud_ep_rma_zcopy(tl_ep, iov, iovcnt,
-                                                 remote_addr, rkey, comp, 1);
+    ucs_status_t status = uct_srqud_rma_zcopy(tl_ep, iov, iovcnt,
+                                              remote_addr, rkey, comp, 1);
 
     if (!UCS_STATUS_IS_ERR(status)) {
         UCT_TL_EP_STAT_OP(ucs_derived_of(tl_ep, uct_base_ep_t), GET, ZCOPY,
@@ -447,69 +462,60 @@ static void uct_srqud_rma_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     reply.frag   = hdr->frag;
     reply.status = status;
     /* best effort: a get asks again, a put's error is then not reported */
-    uct_srqud_ep_send_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
-                             sizeof(reply), NULL, 0);
+    uct_srqud_ep_tx_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
+                           sizeof(reply), NULL, 0);
 }
 
 
-void uct_srqud_rma_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                              uint8_t ctl, const void *payload, size_t length)
+void uct_srqud_rma_rx_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          const void *payload, size_t length)
+{
+    const uct_srqud_rma_hdr_t *hdr = payload;
+    ucs_status_t status;
+
+    if (hdr->length != length - sizeof(*hdr)) {
+        uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
+        return;
+    }
+
+    /* checked and copied in one step, so that a deregistration (and the
+     * user's munmap after it) cannot slip in between */
+    status = uct_srqud_md_remote_copy(iface->md, hdr->rkey, hdr->remote_addr,
+                                      (void*)(hdr + 1), hdr->length,
+                                      UCT_MD_MEM_ACCESS_REMOTE_PUT);
+    if (status != UCS_OK) {
+        uct_srqud_rma_refuse(iface, ep, hdr, status);
+    }
+}
+
+
+void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          const void *payload, size_t length)
 {
     const uct_srqud_rma_hdr_t *hdr = payload;
     uint8_t data[UCT_SRQUD_MAX_MTU];
     uct_srqud_rma_reply_t reply;
     ucs_status_t status;
 
-    if (ctl >= UCT_SRQUD_CTL_ZGET) {
-        if (length >= sizeof(uct_srqud_zhdr_t)) {
-            uct_srqud_zcopy_rx_request(iface, ep, ctl, payload, length);
-        }
+    if (hdr->length > uct_srqud_rma_get_frag(iface)) {
+        uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
         return;
     }
 
-    if (length < sizeof(*hdr)) {
-        ++iface->stats.rx_dropped_malformed;
+    status = uct_srqud_md_remote_copy(iface->md, hdr->rkey, hdr->remote_addr,
+                                      data, hdr->length,
+                                      UCT_MD_MEM_ACCESS_REMOTE_GET);
+    if (status != UCS_OK) {
+        uct_srqud_rma_refuse(iface, ep, hdr, status);
         return;
     }
 
-    switch (ctl) {
-    case UCT_SRQUD_CTL_RMA_PUT:
-        if (hdr->length != length - sizeof(*hdr)) {
-            uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
-            return;
-        }
-        /* checked and copied in one step, so that a deregistration (and
-         * the user's munmap after it) cannot slip in between */
-        status = uct_srqud_md_remote_copy(iface->md, hdr->rkey,
-                                          hdr->remote_addr, (void*)(hdr + 1),
-                                          hdr->length,
-                                          UCT_MD_MEM_ACCESS_REMOTE_PUT);
-        if (status != UCS_OK) {
-            uct_srqud_rma_refuse(iface, ep, hdr, status);
-        }
-        break;
-    case UCT_SRQUD_CTL_RMA_GET:
-        if (hdr->length > uct_srqud_rma_get_frag(iface)) {
-            uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
-            return;
-        }
-        status = uct_srqud_md_remote_copy(iface->md, hdr->rkey,
-                                          hdr->remote_addr, data, hdr->length,
-                                          UCT_MD_MEM_ACCESS_REMOTE_GET);
-        if (status != UCS_OK) {
-            uct_srqud_rma_refuse(iface, ep, hdr, status);
-            return;
-        }
-        reply.op_id  = hdr->op_id;
-        reply.frag   = hdr->frag;
-        reply.status = UCS_OK;
-        /* if it cannot go now, the requester asks again after its timeout */
-        uct_srqud_ep_send_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
-                                 sizeof(reply), data, hdr->length);
-        break;
-    default:
-        break;
-    }
+    reply.op_id  = hdr->op_id;
+    reply.frag   = hdr->frag;
+    reply.status = UCS_OK;
+    /* if it cannot go now, the requester asks again after its timeout */
+    uct_srqud_ep_tx_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
+                           sizeof(reply), data, hdr->length);
 }
 
 
@@ -528,23 +534,12 @@ uct_srqud_rma_op_find(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-void uct_srqud_rma_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uint8_t ctl, const void *payload, size_t length)
+void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            const void *payload, size_t length)
 {
     const uct_srqud_rma_reply_t *reply = payload;
     uct_srqud_rma_op_t *op;
     size_t data_len;
-
-    if (ctl != UCT_SRQUD_CTL_RMA_REPLY) {
-        if (length >= sizeof(uct_srqud_zhdr_t)) {
-            uct_srqud_zcopy_rx_answer(iface, ep, ctl, payload, length);
-        }
-        return;
-    }
-
-    if (length < sizeof(*reply)) {
-        return;
-    }
 
     op       = uct_srqud_rma_op_find(iface, ep, reply->op_id);
     data_len = length - sizeof(*reply);
@@ -594,5 +589,4 @@ void uct_srqud_rma_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             uct_srqud_rma_op_complete(iface, op, status);
         }
     }
-    uct_srqud_zcopy_ep_cleanup(iface, ep, status);
 }

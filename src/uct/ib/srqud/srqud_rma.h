@@ -9,16 +9,18 @@
  *    completes with the error.
  *  - get_bcopy is a reliable RMA_GET; the peer answers the bytes
  *    (RMA_REPLY, unreliable; asked again after a timeout).
- *  - get_zcopy / put_zcopy above UCX_SRQUD_ZCOPY_THRESH use the zero-copy
- *    protocol of srqud_zcopy.c; below it, or when no pool QP is free, the
- *    same RMA_GET / RMA_PUT packets carry it in MTU fragments ("copy
- *    path"): never a failure for lack of a zero-copy resource.
+ *  - get_zcopy / put_zcopy: this file decides. From UCX_SRQUD_ZCOPY_THRESH
+ *    the zero-copy protocol of srqud_zcopy.c; below it, or when no pool QP
+ *    is free (here, or at a put's sink: the fallback this file hands to
+ *    the zero-copy protocol), the same RMA_GET / RMA_PUT packets carry it
+ *    in MTU fragments ("copy path"): never a failure for lack of a
+ *    zero-copy resource.
  */
 
 #ifndef UCT_SRQUD_RMA_H_
 #define UCT_SRQUD_RMA_H_
 
-#include "srqud_ep.h"
+#include "srqud_types.h"
 
 
 /* An operation on the copy path */
@@ -44,45 +46,43 @@ typedef struct uct_srqud_rma_op {
 } uct_srqud_rma_op_t;
 
 
-ucs_status_t uct_srqud_ep_put_short(uct_ep_h tl_ep, const void *buffer,
-                                    unsigned length, uint64_t remote_addr,
-                                    uct_rkey_t rkey);
+ucs_status_t uct_srqud_rma_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey);
 
-ssize_t uct_srqud_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                               void *arg, uint64_t remote_addr,
-                               uct_rkey_t rkey);
+ssize_t uct_srqud_rma_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey);
 
-ucs_status_t uct_srqud_ep_get_bcopy(uct_ep_h tl_ep,
-                                    uct_unpack_callback_t unpack_cb, void *arg,
-                                    size_t length, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_srqud_rma_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb, void *arg,
+                                     size_t length, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
 
-ucs_status_t uct_srqud_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                    size_t iovcnt, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_srqud_rma_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
 
-ucs_status_t uct_srqud_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                    size_t iovcnt, uint64_t remote_addr,
-                                    uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_srqud_rma_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
 
-/* A peer's request, accepted in order on a passive ep */
-void uct_srqud_rma_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                              uint8_t ctl, const void *payload, size_t length);
+/* Handlers of the control routes (srqud_proto.c): a peer's RMA_PUT and
+ * RMA_GET, accepted in order on its passive ep; the RMA_REPLY to this
+ * side's request, on the active ep that asked */
+void uct_srqud_rma_rx_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          const void *payload, size_t length);
 
-/* An answer to this side's request, on the active ep that asked */
-void uct_srqud_rma_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uint8_t ctl, const void *payload, size_t length);
+void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          const void *payload, size_t length);
+
+void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            const void *payload, size_t length);
 
 /* Copy-path operations: send what waits for resources, ask again */
 unsigned uct_srqud_rma_progress(uct_srqud_iface_t *iface, ucs_time_t now);
 
-/* Copy-path put of a whole buffer (a put_zcopy's fallback) */
-ucs_status_t uct_srqud_rma_put_copy(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep, const void *buffer,
-                                    size_t length, uint64_t remote_addr,
-                                    uint32_t rkey, uct_completion_t *comp);
-
-/* The ep failed or goes away */
+/* The ep failed or goes away: its copy-path operations end */
 void uct_srqud_rma_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                               ucs_status_t status);
 

@@ -24,6 +24,11 @@
  *        for a next round or ZACK when complete; only then the put
  *        completes. Without a free pool QP, the copy path (RMA_PUT).
  *
+ * This file is the protocol's state; srqud_zcopy.c runs the transfers and
+ * the sink's rounds, srqud_zcopy_rx.c handles the packets (one handler per
+ * opcode and side), srqud_zengine.c does the verbs. Whether a transfer
+ * uses zero-copy at all is decided in srqud_rma.c.
+ *
  * The initiator drives: an answer that does not come within the
  * retransmission timeout makes it ask again. A transfer whose peer is gone
  * fails with its endpoint and returns its pool QP.
@@ -33,60 +38,16 @@
 #define UCT_SRQUD_ZCOPY_H_
 
 #include "srqud_chunk.h"
-#include "srqud_def.h"
-#include "srqud_md.h"
-
-#include <ucs/datastruct/list.h>
-#include <ucs/datastruct/queue.h>
-#include <ucs/time/time.h>
-#include <infiniband/verbs.h>
+#include "srqud_types.h"
+#include "srqud_zengine.h"
 
 
-typedef struct uct_srqud_ep uct_srqud_ep_t;
-typedef struct uct_srqud_xfer uct_srqud_xfer_t;
-
-
-/* A receive QP of the pool, bound to one transfer at a time */
-typedef struct uct_srqud_pool_qp {
-    struct ibv_qp            *qp;
-    struct ibv_cq            *cq;
-    uct_srqud_xfer_t         *xfer;    /* NULL: free */
-    uint8_t                  gen;      /* transfers it served: tags chunks */
-    ucs_list_link_t          list;     /* in the free list */
-} uct_srqud_pool_qp_t;
-
-
-/* Chunks to send for one request, on the chunk send QP */
-typedef struct uct_srqud_zsend_job {
-    ucs_queue_elem_t         queue;
-    struct ibv_ah            *ah;
-    uint32_t                 dest_qpn;
-    uint8_t                  tag;       /* the sink's pool QP generation */
-    uint32_t                 lkey;
-    uint64_t                 base;      /* local address of chunk 0 */
-    uint64_t                 length;    /* of the whole transfer */
-    uint32_t                 chunk;     /* chunk size */
-    uint32_t                 *list;     /* chunk numbers, in order */
-    uint32_t                 count;
-    uint32_t                 pos;       /* next to post */
-    uint32_t                 unsignaled;/* posted since the last signaled */
-    uint32_t                 in_flight; /* posted, completion not seen */
-    uint8_t                  queued;    /* in zcopy.jobs: not all posted */
-    /* all posted (the source then says ZFIN); all completed (the HCA is
-     * done with the memory) */
-    void                     (*posted)(uct_srqud_iface_t *iface,
-                                       struct uct_srqud_zsend_job *job);
-    void                     (*drained)(uct_srqud_iface_t *iface,
-                                        struct uct_srqud_zsend_job *job);
-    void                     *arg;
-} uct_srqud_zsend_job_t;
-
-
-/* A signaled chunk send and the unsignaled ones before it */
-typedef struct uct_srqud_zmarker {
-    uct_srqud_zsend_job_t    *job;
-    uint32_t                 covered;
-} uct_srqud_zmarker_t;
+/* The copy path that takes over a put whose sink has no pool QP free */
+typedef void (*uct_srqud_zcopy_fallback_t)(uct_srqud_iface_t *iface,
+                                           uct_srqud_ep_t *ep,
+                                           const void *buffer, size_t length,
+                                           uint64_t remote_addr, uint32_t rkey,
+                                           uct_completion_t *comp);
 
 
 enum {
@@ -135,70 +96,114 @@ struct uct_srqud_xfer {
     ucs_time_t               last_activity;
     ucs_time_t               progress_time;  /* sink: last chunk in place */
     uint32_t                 rx_progress_count; /* valid chunks then */
+    uct_srqud_zcopy_fallback_t fallback;    /* put source: the copy path */
 };
 
 
-typedef struct uct_srqud_zcopy {
-    /* chunk send QP */
-    struct ibv_qp            *sqp;
-    struct ibv_cq            *scq;
-    unsigned                 sq_available;
-    ucs_queue_head_t         jobs;        /* waiting or posting */
-    uct_srqud_zmarker_t      *markers;    /* ring: signaled sends in flight */
-    unsigned                 marker_head;
-    unsigned                 marker_count;
-    unsigned                 user_jobs;   /* the user's puts sending */
-    /* receive pool */
-    uct_srqud_pool_qp_t      *pool;
-    unsigned                 pool_size;   /* UCX_SRQUD_ZCOPY_QPS */
-    unsigned                 pool_created;
-    ucs_list_link_t          pool_free;
-    void                     *scratch;    /* GRH slot + a chunk of tail */
-    struct ibv_mr            *scratch_mr;
-    /* transfers */
-    ucs_list_link_t          xfers;
-    uint32_t                 next_id;
-    uint32_t                 chunk;       /* path MTU */
-    unsigned                 rq_depth;    /* receives per pool QP */
-    unsigned                 sq_depth;
-    size_t                   thresh;      /* UCX_SRQUD_ZCOPY_THRESH */
-    unsigned                 max_ranges;  /* per control packet */
-} uct_srqud_zcopy_t;
-
+/* ------------------------------------------------------------------------
+ * For the interface and the protocol table
+ */
 
 ucs_status_t uct_srqud_zcopy_init(uct_srqud_iface_t *iface);
 
 void uct_srqud_zcopy_cleanup(uct_srqud_iface_t *iface);
 
-/* Poll chunk completions, run rounds and timers; from the user's progress */
+/* Chunk completions, rounds and timers; from the user's progress */
 unsigned uct_srqud_zcopy_progress(uct_srqud_iface_t *iface);
 
-/* From the async thread: chunk sends of peers' gets */
+/* From the async thread: chunk sends of peers' gets, peers' puts */
 unsigned uct_srqud_zcopy_async_progress(uct_srqud_iface_t *iface);
 
 /* Nothing in progress (flush, event_arm) */
 int uct_srqud_zcopy_idle(uct_srqud_iface_t *iface);
 
-/* A control packet of the zero-copy protocol for this side (rx) */
-void uct_srqud_zcopy_rx_request(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                uint8_t ctl, const uct_srqud_zhdr_t *hdr,
-                                size_t length);
-
-void uct_srqud_zcopy_rx_answer(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint8_t ctl, const uct_srqud_zhdr_t *hdr,
-                               size_t length);
-
 /* The ep failed or goes away: its transfers end with @a status */
 void uct_srqud_zcopy_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                 ucs_status_t status);
 
-void uct_srqud_zcopy_xfer_free(uct_srqud_iface_t *iface,
-                               uct_srqud_xfer_t *xfer);
-
+/**
+ * Start a get_zcopy or put_zcopy of registered memory.
+ * @return UCS_INPROGRESS, or UCS_ERR_BUSY when zero-copy cannot take it
+ *         (disabled, no pool QP free for a get, too many chunks): the
+ *         caller takes the copy path. A put's sink without a free pool QP
+ *         is answered later: then @a fallback takes it over.
+ */
 ucs_status_t uct_srqud_zcopy_start(uct_srqud_iface_t *iface,
                                    uct_srqud_ep_t *ep, int is_get,
                                    void *buffer, size_t length, uint32_t lkey,
                                    uint64_t remote_addr, uint32_t rkey,
-                                   uct_completion_t *comp);
+                                   uct_completion_t *comp,
+                                   uct_srqud_zcopy_fallback_t fallback);
+
+/* Handlers of the control routes (srqud_zcopy_rx.c) */
+void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length);
+
+void uct_srqud_zcopy_rx_zput(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length);
+
+void uct_srqud_zcopy_rx_zfin_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 const void *payload, size_t length);
+
+void uct_srqud_zcopy_rx_zfin_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 const void *payload, size_t length);
+
+void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length);
+
+void uct_srqud_zcopy_rx_zack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length);
+
+
+/* Is anything of zero-copy going on (a cheap test for the progress loop) */
+static UCS_F_ALWAYS_INLINE int uct_srqud_zcopy_active(uct_srqud_iface_t *iface)
+{
+    return !ucs_list_is_empty(&iface->zcopy.xfers) ||
+           !ucs_queue_is_empty(&iface->zcopy.jobs) ||
+           (iface->zcopy.marker_count != 0);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Within zero-copy: transfers (srqud_zcopy.c) for the handlers
+ */
+
+uct_srqud_xfer_t*
+uct_srqud_zcopy_xfer_new(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                         uint8_t type, uint32_t id);
+
+uct_srqud_xfer_t*
+uct_srqud_zcopy_xfer_find(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                          uint8_t type, uint32_t id);
+
+void uct_srqud_zcopy_xfer_free(uct_srqud_iface_t *iface,
+                               uct_srqud_xfer_t *xfer);
+
+/* The end of an initiator's transfer: the user's completion */
+void uct_srqud_zcopy_finish(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer,
+                            ucs_status_t status);
+
+/* Sink: post and ask for the next round */
+void uct_srqud_zcopy_next_round(uct_srqud_iface_t *iface,
+                                uct_srqud_xfer_t *xfer);
+
+/* The receives posted on the sink's QP, as ranges after @a hdr */
+size_t uct_srqud_zcopy_encode_order(uct_srqud_iface_t *iface,
+                                    uct_srqud_xfer_t *xfer,
+                                    uct_srqud_zhdr_t *hdr,
+                                    uct_srqud_zrange_t *ranges);
+
+/* An answer without the round machinery (errors, ZACK) */
+void uct_srqud_zcopy_send_status(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t ctl, uint32_t id, uint16_t round,
+                                 ucs_status_t status);
+
+/* Initiator of a put: ZPUT, then ZFIN for each round */
+ucs_status_t uct_srqud_zcopy_put_request(uct_srqud_iface_t *iface,
+                                         uct_srqud_xfer_t *xfer);
+
+/* A put's sink is complete or failed: a record stays to answer repeats */
+void uct_srqud_zcopy_done_record(uct_srqud_iface_t *iface,
+                                 uct_srqud_xfer_t *xfer);
 
 #endif

@@ -2,7 +2,7 @@
  * Copyright (c) srqud developers. See COPYING for license information.
  */
 
-#include "srqud_srq.h"
+#include "srqud_watermark.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@ typedef struct {
 } uct_srqud_wakeup_fds_t;
 
 
-static void *uct_srqud_wakeup_thread(void *arg)
+static void *uct_srqud_watermark_wakeup_thread(void *arg)
 {
     uct_srqud_wakeup_fds_t *fds = arg;
     uint64_t v;
@@ -59,7 +59,7 @@ static void *uct_srqud_wakeup_thread(void *arg)
 }
 
 
-static int uct_srqud_cmp_double(const void *a, const void *b)
+static int uct_srqud_watermark_cmp_double(const void *a, const void *b)
 {
     double x = *(const double*)a, y = *(const double*)b;
 
@@ -69,7 +69,7 @@ static int uct_srqud_cmp_double(const void *a, const void *b)
 
 static double uct_srqud_wakeup_value = -1;
 
-static void uct_srqud_do_measure_wakeup(void)
+static void uct_srqud_watermark_measure_once(void)
 {
     double rtt[UCT_SRQUD_WAKEUP_ROUNDS];
     uct_srqud_wakeup_fds_t fds;
@@ -81,7 +81,7 @@ static void uct_srqud_do_measure_wakeup(void)
     fds.ping = eventfd(0, 0);
     fds.pong = eventfd(0, 0);
     if ((fds.ping < 0) || (fds.pong < 0) ||
-        (pthread_create(&thread, NULL, uct_srqud_wakeup_thread, &fds) != 0)) {
+        (pthread_create(&thread, NULL, uct_srqud_watermark_wakeup_thread, &fds) != 0)) {
         goto out;
     }
 
@@ -105,7 +105,7 @@ static void uct_srqud_do_measure_wakeup(void)
     pthread_join(thread, NULL);
 
     if (n > 0) {
-        qsort(rtt, n, sizeof(rtt[0]), uct_srqud_cmp_double);
+        qsort(rtt, n, sizeof(rtt[0]), uct_srqud_watermark_cmp_double);
         uct_srqud_wakeup_value = rtt[n / 2] / 2;
     }
 
@@ -122,10 +122,10 @@ out:
 }
 
 
-double uct_srqud_measure_wakeup(void)
+double uct_srqud_watermark_measure_wakeup(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-    pthread_once(&once, uct_srqud_do_measure_wakeup);
+    pthread_once(&once, uct_srqud_watermark_measure_once);
     return uct_srqud_wakeup_value;
 }

@@ -15,8 +15,8 @@
  * number of smallest packets the link delivers during one wakeup.
  */
 
-#ifndef UCT_SRQUD_SRQ_H_
-#define UCT_SRQUD_SRQ_H_
+#ifndef UCT_SRQUD_WATERMARK_H_
+#define UCT_SRQUD_WATERMARK_H_
 
 #include <stddef.h>
 
@@ -47,7 +47,7 @@ unsigned uct_srqud_watermark(double bw_mbs, size_t min_packet,
  * half the median round trip of a ping-pong between two threads over
  * eventfds. Measured once per process.
  */
-double uct_srqud_measure_wakeup(void);
+double uct_srqud_watermark_measure_wakeup(void);
 
 #ifdef __cplusplus
 }

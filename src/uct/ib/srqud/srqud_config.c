@@ -1,0 +1,286 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_config.h"
+#include "srqud_types.h"
+
+#include <ucs/sys/string.h>
+
+#include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
+
+
+ucs_config_field_t uct_srqud_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_srqud_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"TX_QUEUE_LEN", "256",
+     "Length of the send queue of the UD QP.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_MAX_POLL", "16",
+     "Maximal number of send completions processed in one progress call.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_max_poll), UCS_CONFIG_TYPE_UINT},
+
+    {"RX_MAX_POLL", "16",
+     "Maximal number of receive completions processed in one progress call;\n"
+     "also the most packets one call delivers of those the async thread\n"
+     "queued while the user did not progress.",
+     ucs_offsetof(uct_srqud_iface_config_t, rx_max_poll), UCS_CONFIG_TYPE_UINT},
+
+    {"SRQ_SIZE", "1024",
+     "Number of receive buffers kept posted on the Shared Receive Queue.\n"
+     "It is fixed per interface: it does not grow with the number of peers.",
+     ucs_offsetof(uct_srqud_iface_config_t, srq_size), UCS_CONFIG_TYPE_UINT},
+
+    {"SRQ_MAX_SIZE", "8192",
+     "When the LIMIT thread finds the SRQ drained again soon after a refill,\n"
+     "it raises the number of posted buffers, up to this many.",
+     ucs_offsetof(uct_srqud_iface_config_t, srq_max_size), UCS_CONFIG_TYPE_UINT},
+
+    {"SRQ_LIMIT", "auto",
+     "SRQ low watermark: below this many buffers the device raises\n"
+     "IBV_EVENT_SRQ_LIMIT_REACHED and the LIMIT thread refills the SRQ.\n"
+     "\"auto\": BW*10^3/MinPacketSize*t_wakeup (Sur et al., Eq. 5), from the\n"
+     "port's link rate and a thread wakeup time measured at start. 0: off.",
+     ucs_offsetof(uct_srqud_iface_config_t, srq_limit), UCS_CONFIG_TYPE_ULUNITS},
+
+    {"RX_POST_BATCH", "32",
+     "Repost receive buffers to the SRQ in batches of this many.",
+     ucs_offsetof(uct_srqud_iface_config_t, rx_post_batch), UCS_CONFIG_TYPE_UINT},
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 0, "receive",
+                                  ucs_offsetof(uct_srqud_iface_config_t, rx_mp),
+                                  ""),
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
+                                  ucs_offsetof(uct_srqud_iface_config_t, tx_mp),
+                                  ""),
+
+    {"GID_INDEX", "auto",
+     "Port GID table index to send from. \"auto\" prefers RoCE v2, then an\n"
+     "IPv4-mapped GID, then a non-link-local one (::1 on Soft-RoCE over lo).",
+     ucs_offsetof(uct_srqud_iface_config_t, gid_index), UCS_CONFIG_TYPE_ULUNITS},
+
+    {"SL", "0",
+     "InfiniBand service level.",
+     ucs_offsetof(uct_srqud_iface_config_t, sl), UCS_CONFIG_TYPE_UINT},
+
+    {"TRAFFIC_CLASS", "0",
+     "Traffic class of the global routing header.",
+     ucs_offsetof(uct_srqud_iface_config_t, traffic_class), UCS_CONFIG_TYPE_UINT},
+
+    {"HOP_LIMIT", "255",
+     "Hop limit of the global routing header.",
+     ucs_offsetof(uct_srqud_iface_config_t, hop_limit), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_WINDOW", "256",
+     "Packets an endpoint may have unacknowledged. A full window queues\n"
+     "further sends on the endpoint's pending queue.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
+
+    {"ACK_THRESH", "32",
+     "The receiver acknowledges at least every this many packets, and at\n"
+     "the end of every progress call that delivered any.",
+     ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
+
+    {"ACK_DELAY", "1ms",
+     "How long the receiver may hold back an acknowledgement, so that replies\n"
+     "and later packets share it. Duplicates, flushes and every ACK_THRESH\n"
+     "packets are acknowledged at once.",
+     ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
+
+    {"RTO_MIN", "20ms",
+     "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
+     "returns to RTO_MIN when an acknowledgement arrives.",
+     ucs_offsetof(uct_srqud_iface_config_t, rto_min), UCS_CONFIG_TYPE_TIME},
+
+    {"RTO_MAX", "1s",
+     "Largest retransmission timeout.",
+     ucs_offsetof(uct_srqud_iface_config_t, rto_max), UCS_CONFIG_TYPE_TIME},
+
+    {"TIMEOUT", "30s",
+     "An endpoint whose peer acknowledges nothing for this long fails with\n"
+     "UCS_ERR_ENDPOINT_TIMEOUT (reported through the error handler).",
+     ucs_offsetof(uct_srqud_iface_config_t, peer_timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"ASYNC_TICK", "10ms",
+     "While the application does not progress the worker, UCX's async thread\n"
+     "runs this often to acknowledge peers' packets and retransmit lost ones,\n"
+     "so that a rank that computes is not taken for dead. At most RTO_MIN,\n"
+     "or peers retransmit before the acknowledgement comes.",
+     ucs_offsetof(uct_srqud_iface_config_t, async_tick), UCS_CONFIG_TYPE_TIME},
+
+    {"ZCOPY_QPS", "64",
+     "UD QPs of the zero-copy pool (each with its own receive queue and CQ):\n"
+     "one is bound to each zero-copy transfer this side receives. When none\n"
+     "is free a transfer takes the copy path. 0 disables zero-copy.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_qps), UCS_CONFIG_TYPE_UINT},
+
+    {"ZCOPY_THRESH", "32k",
+     "get_zcopy / put_zcopy of at least this many bytes use the zero-copy\n"
+     "protocol; smaller ones are carried in MTU fragments and copied.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"ZCOPY_RQ_DEPTH", "512",
+     "Receives posted on a pool QP at once: the chunks of one round.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_rq_depth),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"ZCOPY_SQ_DEPTH", "1024",
+     "Send queue of the QP that sends zero-copy chunks.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_sq_depth),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"STATS_DUMP", "n",
+     "Print the interface's counters (retransmissions, SRQ limit events,\n"
+     "zero-copy transfers...) on stderr when it closes.",
+     ucs_offsetof(uct_srqud_iface_config_t, stats_dump), UCS_CONFIG_TYPE_BOOL},
+
+    {"FAULT_TX_DROP", "0",
+     "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
+     "lossy fabric would (Soft-RoCE short-circuits traffic to its own\n"
+     "addresses, so kernel loss emulation on lo does not reach it).",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_tx_drop), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"FAULT_TX_DUP", "0",
+     "Testing only: fraction of outgoing packets to send twice.",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_tx_dup), UCS_CONFIG_TYPE_DOUBLE},
+
+    {"SEG_SIZE", "auto",
+     "Largest packet, network header included. \"auto\" is the port's active\n"
+     "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
+     ucs_offsetof(uct_srqud_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {NULL}
+};
+
+
+ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
+                                    const uct_srqud_iface_config_t *config,
+                                    size_t mtu)
+{
+    const struct ibv_device_attr *dev_attr = &md->dev_attr;
+
+#define UCT_SRQUD_CHECK_RANGE(_var, _value, _min, _max) \
+    if (((_value) < (_min)) || ((_value) > (_max))) { \
+        ucs_error("%s: UCX_SRQUD_" _var "=%lu is out of range [%lu..%lu]", \
+                  md->name, (unsigned long)(_value), \
+                  (unsigned long)(_min), (unsigned long)(_max)); \
+        return UCS_ERR_INVALID_PARAM; \
+    }
+
+    UCT_SRQUD_CHECK_RANGE("TX_QUEUE_LEN", config->tx_queue_len, 16,
+                          dev_attr->max_qp_wr);
+    UCT_SRQUD_CHECK_RANGE("SRQ_SIZE", config->srq_size, 16,
+                          dev_attr->max_srq_wr);
+    UCT_SRQUD_CHECK_RANGE("SRQ_MAX_SIZE", config->srq_max_size,
+                          config->srq_size, dev_attr->max_srq_wr);
+    if (config->srq_limit != UCS_ULUNITS_AUTO) {
+        UCT_SRQUD_CHECK_RANGE("SRQ_LIMIT", config->srq_limit, 0,
+                              config->srq_size / 2);
+    }
+    UCT_SRQUD_CHECK_RANGE("RX_POST_BATCH", config->rx_post_batch, 1,
+                          config->srq_size);
+    UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
+    UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
+    UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
+    UCT_SRQUD_CHECK_RANGE("TRAFFIC_CLASS", config->traffic_class, 0, 255);
+    UCT_SRQUD_CHECK_RANGE("HOP_LIMIT", config->hop_limit, 1, 255);
+    UCT_SRQUD_CHECK_RANGE("TX_WINDOW", config->tx_window, 2, 16384);
+    UCT_SRQUD_CHECK_RANGE("ACK_THRESH", config->ack_thresh, 1,
+                          config->tx_window);
+    if (!(config->ack_delay >= 0) || (config->ack_delay >= config->rto_min)) {
+        ucs_error("%s: UCX_SRQUD_ACK_DELAY (%.3fs) must be shorter than "
+                  "UCX_SRQUD_RTO_MIN (%.3fs)", md->name,
+                  config->ack_delay, config->rto_min);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((config->rto_min <= 0) || (config->rto_max < config->rto_min) ||
+        (config->peer_timeout < config->rto_min)) {
+        ucs_error("%s: need 0 < UCX_SRQUD_RTO_MIN (%.3fs) <= UCX_SRQUD_RTO_MAX "
+                  "(%.3fs) and RTO_MIN <= UCX_SRQUD_TIMEOUT (%.3fs)",
+                  md->name, config->rto_min, config->rto_max,
+                  config->peer_timeout);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->async_tick > 0) || (config->async_tick > config->rto_min)) {
+        ucs_error("%s: UCX_SRQUD_ASYNC_TICK (%.3fs) must be positive and at "
+                  "most UCX_SRQUD_RTO_MIN (%.3fs)", md->name,
+                  config->async_tick, config->rto_min);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!(config->fault_tx_drop >= 0) || (config->fault_tx_drop > 0.5) ||
+        !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5)) {
+        ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g) and UCX_SRQUD_FAULT_TX_DUP "
+                  "(%g) must be within [0..0.5]", md->name,
+                  config->fault_tx_drop, config->fault_tx_dup);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->seg_size != UCS_MEMUNITS_AUTO) {
+        UCT_SRQUD_CHECK_RANGE("SEG_SIZE", config->seg_size,
+                              sizeof(uct_srqud_neth_t) + 64, mtu);
+    }
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_QPS", config->zcopy_qps, 0, 4096);
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_RQ_DEPTH", config->zcopy_rq_depth, 16,
+                          ucs_min(dev_attr->max_qp_wr, 65535));
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_SQ_DEPTH", config->zcopy_sq_depth, 16,
+                          dev_attr->max_qp_wr);
+    if (config->zcopy_thresh == UCS_MEMUNITS_AUTO) {
+        ucs_error("%s: UCX_SRQUD_ZCOPY_THRESH must be a size", md->name);
+        return UCS_ERR_INVALID_PARAM;
+    }
+#undef UCT_SRQUD_CHECK_RANGE
+    return UCS_OK;
+}
+
+
+void uct_srqud_config_apply(uct_srqud_iface_t *iface,
+                            const uct_srqud_iface_config_t *config,
+                            size_t mtu)
+{
+    iface->config.tx_queue_len   = config->tx_queue_len;
+    iface->config.srq_size       = config->srq_size;
+    iface->config.srq_max_size   = config->srq_max_size;
+    iface->config.srq_limit      = config->srq_limit;
+    /* every posted buffer may complete before the receiver polls */
+    iface->config.rx_cq_len      = 2 * config->srq_max_size;
+    iface->config.rx_post_batch  = config->rx_post_batch;
+    iface->config.tx_max_poll    = config->tx_max_poll;
+    iface->config.rx_max_poll    = config->rx_max_poll;
+    iface->config.gid_index      = config->gid_index;
+    iface->config.sl             = config->sl;
+    iface->config.traffic_class  = config->traffic_class;
+    iface->config.hop_limit      = config->hop_limit;
+    iface->config.seg_size       = (config->seg_size == UCS_MEMUNITS_AUTO) ?
+                                   mtu : config->seg_size;
+    iface->config.mtu            = mtu;
+    iface->config.stats_dump     = config->stats_dump;
+    iface->config.zcopy_qps      = config->zcopy_qps;
+    iface->config.zcopy_thresh   = config->zcopy_thresh;
+    iface->config.zcopy_rq_depth = config->zcopy_rq_depth;
+    iface->config.zcopy_sq_depth = config->zcopy_sq_depth;
+    iface->config.tx_window      = config->tx_window;
+    iface->config.ack_thresh     = config->ack_thresh;
+    iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
+    iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);
+    iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
+    iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
+    iface->config.async_tick     = ucs_time_from_sec(config->async_tick);
+    iface->config.fault_drop     = (uint32_t)(config->fault_tx_drop *
+                                              4294967295.0);
+    iface->config.fault_dup      = (uint32_t)(config->fault_tx_dup *
+                                              4294967295.0);
+    if (iface->config.fault_drop || iface->config.fault_dup) {
+        ucs_warn("%s: fault injection on: dropping %g and duplicating %g of "
+                 "sent packets", iface->md->name, config->fault_tx_drop,
+                 config->fault_tx_dup);
+    }
+}

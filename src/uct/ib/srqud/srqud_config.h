@@ -1,0 +1,70 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * The interface's settings (UCX_SRQUD_*): the table, the range checks, and
+ * how they are applied. Every setting takes one path: table -> checked ->
+ * iface->config (srqud_types.h) -> the one file that uses it.
+ */
+
+#ifndef UCT_SRQUD_CONFIG_H_
+#define UCT_SRQUD_CONFIG_H_
+
+#include <uct/base/uct_iface.h>
+#include <ucs/config/parser.h>
+
+
+typedef struct uct_srqud_iface uct_srqud_iface_t;
+typedef struct uct_srqud_md    uct_srqud_md_t;
+
+
+typedef struct uct_srqud_iface_config {
+    uct_iface_config_t       super;
+    unsigned                 tx_queue_len;   /* Send queue length */
+    unsigned                 tx_max_poll;    /* Send CQ poll batch */
+    unsigned                 rx_max_poll;    /* Receive CQ poll batch */
+    unsigned                 srq_size;       /* Receive buffers kept posted */
+    unsigned                 srq_max_size;   /* ... grown up to this */
+    unsigned long            srq_limit;      /* UCS_ULUNITS_AUTO: Eq. 5 */
+    unsigned                 rx_post_batch;  /* Repost receives in batches */
+    uct_iface_mpool_config_t rx_mp;
+    uct_iface_mpool_config_t tx_mp;
+    unsigned long            gid_index;      /* UCS_ULUNITS_AUTO: pick one */
+    unsigned                 sl;
+    unsigned                 traffic_class;
+    unsigned                 hop_limit;
+    size_t                   seg_size;       /* 0: the port's active MTU */
+    unsigned                 tx_window;      /* unacknowledged packets per ep */
+    unsigned                 ack_thresh;     /* ack after this many packets */
+    double                   ack_delay;      /* hold an ack at most this, s */
+    double                   rto_min;        /* retransmission timeout, s */
+    double                   rto_max;
+    double                   peer_timeout;   /* no progress: peer is dead */
+    double                   async_tick;     /* async progress period, s */
+    unsigned                 zcopy_qps;      /* receive QPs of the pool */
+    size_t                   zcopy_thresh;   /* smaller: the copy path */
+    unsigned                 zcopy_rq_depth; /* receives per pool QP */
+    unsigned                 zcopy_sq_depth; /* chunk send queue */
+    int                      stats_dump;     /* counters on stderr at close */
+    double                   fault_tx_drop;  /* test: drop this fraction */
+    double                   fault_tx_dup;   /* test: send twice */
+} uct_srqud_iface_config_t;
+
+
+extern ucs_config_field_t uct_srqud_config_table[];
+
+
+/**
+ * Check every value against its range and the device's limits; a value out
+ * of range fails the interface open with a message naming the variable.
+ * @param mtu  the port's active MTU, bytes
+ */
+ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
+                                    const uct_srqud_iface_config_t *config,
+                                    size_t mtu);
+
+/* Copy the checked values into iface->config, in the units the code uses */
+void uct_srqud_config_apply(uct_srqud_iface_t *iface,
+                            const uct_srqud_iface_config_t *config,
+                            size_t mtu);
+
+#endif

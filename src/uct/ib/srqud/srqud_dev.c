@@ -1,0 +1,428 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_dev.h"
+#include "srqud_verbs.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static ucs_status_t uct_srqud_dev_parse_name(const char *dev_name,
+                                             const char *md_name,
+                                             uint8_t *port_p)
+{
+    const char *colon = strrchr(dev_name, ':');
+    char *end;
+    unsigned long port;
+
+    if ((colon == NULL) || (strncmp(dev_name, md_name, colon - dev_name) != 0) ||
+        (strlen(md_name) != (size_t)(colon - dev_name))) {
+        ucs_error("srqud: device '%s' does not belong to %s", dev_name, md_name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    port = strtoul(colon + 1, &end, 10);
+    if ((*end != '\0') || (port == 0) || (port > 255)) {
+        ucs_error("srqud: invalid port in device name '%s'", dev_name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    *port_p = port;
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_dev_port_open(uct_srqud_iface_t *iface,
+                                     const char *dev_name,
+                                     struct ibv_port_attr *port_attr,
+                                     size_t *mtu_p)
+{
+    uct_srqud_md_t *md = iface->md;
+    ucs_status_t status;
+
+    status = uct_srqud_dev_parse_name(dev_name, md->name, &iface->port_num);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (ibv_query_port(md->ctx, iface->port_num, port_attr) != 0) {
+        ucs_error("%s: ibv_query_port(%d) failed: %m", md->name,
+                  iface->port_num);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    if (port_attr->state != IBV_PORT_ACTIVE) {
+        ucs_error("%s:%d: port is not active", md->name, iface->port_num);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    iface->is_roce  = (port_attr->link_layer == IBV_LINK_LAYER_ETHERNET);
+    iface->lid      = port_attr->lid;
+    iface->path_mtu = port_attr->active_mtu;
+    *mtu_p          = uct_srqud_verbs_mtu_bytes(port_attr->active_mtu);
+    if (*mtu_p == 0) {
+        ucs_error("%s:%d: unknown active MTU %d", md->name, iface->port_num,
+                  port_attr->active_mtu);
+        return UCS_ERR_NO_DEVICE;
+    }
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_dev_select_gid(uct_srqud_iface_t *iface,
+                                      const struct ibv_port_attr *port_attr)
+{
+    uct_srqud_md_t *md = iface->md;
+    int index;
+
+    if (iface->config.gid_index != UCS_ULUNITS_AUTO) {
+        if (iface->config.gid_index >= port_attr->gid_tbl_len) {
+            ucs_error("%s:%d: UCX_SRQUD_GID_INDEX=%lu is out of range (table has %d entries)",
+                      md->name, iface->port_num, iface->config.gid_index,
+                      port_attr->gid_tbl_len);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        index = iface->config.gid_index;
+    } else {
+        index = uct_srqud_verbs_gid_auto(md->ctx, iface->port_num, port_attr);
+        if (index < 0) {
+            ucs_debug("%s:%d: no usable GID", md->name, iface->port_num);
+            return UCS_ERR_NO_DEVICE;
+        }
+    }
+
+    if (ibv_query_gid(md->ctx, iface->port_num, index, &iface->gid) != 0) {
+        ucs_error("%s:%d: ibv_query_gid(%d) failed: %m", md->name,
+                  iface->port_num, index);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    if (iface->is_roce &&
+        (iface->gid.global.subnet_prefix == 0) &&
+        (iface->gid.global.interface_id == 0)) {
+        ucs_error("%s:%d: GID index %d is empty (UCX_SRQUD_GID_INDEX)",
+                  md->name, iface->port_num, index);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    iface->gid_index = index;
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
+                                        struct ibv_qp_init_attr *init,
+                                        const char *what,
+                                        struct ibv_qp **qp_p)
+{
+    uct_srqud_verbs_qp_step_t step;
+    int ret;
+
+    ret = uct_srqud_verbs_ud_qp_create(iface->md->pd, init, iface->port_num,
+                                       UCT_SRQUD_QKEY, qp_p, &step);
+    if (ret != 0) {
+        ucs_error("%s: %s of the %s QP failed: %s", iface->md->name,
+                  uct_srqud_verbs_qp_step_str(step), what, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
+static ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
+{
+    struct ibv_qp_init_attr init;
+    uct_srqud_verbs_qp_step_t step;
+    int ret;
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq             = iface->send_cq;
+    init.recv_cq             = iface->recv_cq;
+    init.srq                 = iface->srq;
+    init.sq_sig_all          = 0;
+    init.cap.max_send_wr     = iface->config.tx_queue_len;
+    /* the descriptor (headers) and the am_zcopy payload entries */
+    init.cap.max_send_sge    = ucs_min(1 + UCT_SRQUD_MAX_IOV,
+                                       iface->md->dev_attr.max_sge);
+    init.cap.max_inline_data = 128;
+
+    ret = uct_srqud_verbs_ud_qp_create(iface->md->pd, &init, iface->port_num,
+                                       UCT_SRQUD_QKEY, &iface->qp, &step);
+    if ((ret != 0) && (step == UCT_SRQUD_VERBS_QP_CREATE)) {
+        /* some devices have less inline space: retry without */
+        init.cap.max_inline_data = 0;
+        ret = uct_srqud_verbs_ud_qp_create(iface->md->pd, &init,
+                                           iface->port_num, UCT_SRQUD_QKEY,
+                                           &iface->qp, &step);
+    }
+    if (ret != 0) {
+        ucs_error("%s: %s (UD, srq) failed: %s", iface->md->name,
+                  uct_srqud_verbs_qp_step_str(step), strerror(ret));
+        iface->qp = NULL;
+        return UCS_ERR_IO_ERROR;
+    }
+
+    iface->config.max_inline    = init.cap.max_inline_data;
+    iface->config.tx_qlen       = init.cap.max_send_wr;
+    iface->config.zcopy_max_iov = ucs_min(init.cap.max_send_sge,
+                                          1 + UCT_SRQUD_MAX_IOV) - 1;
+    return UCS_OK;
+}
+
+
+static ucs_status_t uct_srqud_dev_create_channel(uct_srqud_iface_t *iface)
+{
+    int flags;
+
+    iface->comp_channel = ibv_create_comp_channel(iface->md->ctx);
+    if (iface->comp_channel == NULL) {
+        ucs_error("%s: ibv_create_comp_channel() failed: %m", iface->md->name);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    flags = fcntl(iface->comp_channel->fd, F_GETFL);
+    if ((flags < 0) ||
+        (fcntl(iface->comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0)) {
+        ucs_error("%s: failed to make the completion channel non-blocking: %m",
+                  iface->md->name);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface)
+{
+    uct_srqud_md_t *md = iface->md;
+    struct ibv_srq_init_attr srq_init_attr;
+    ucs_status_t status;
+
+    status = uct_srqud_dev_create_channel(iface);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    iface->send_cq = ibv_create_cq(md->ctx, iface->config.tx_queue_len, NULL,
+                                   iface->comp_channel, 0);
+    if (iface->send_cq == NULL) {
+        ucs_error("%s: ibv_create_cq(send, %u) failed: %m", md->name,
+                  iface->config.tx_queue_len);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    iface->recv_cq = ibv_create_cq(md->ctx, iface->config.rx_cq_len, NULL,
+                                   iface->comp_channel, 0);
+    if (iface->recv_cq == NULL) {
+        ucs_error("%s: ibv_create_cq(recv, %u) failed: %m", md->name,
+                  iface->config.rx_cq_len);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    memset(&srq_init_attr, 0, sizeof(srq_init_attr));
+    srq_init_attr.attr.max_wr  = iface->config.srq_max_size;
+    srq_init_attr.attr.max_sge = 1;
+    iface->srq = ibv_create_srq(md->pd, &srq_init_attr);
+    if (iface->srq == NULL) {
+        ucs_error("%s: ibv_create_srq(%u) failed: %m", md->name,
+                  iface->config.srq_max_size);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    return uct_srqud_dev_create_qp(iface);
+}
+
+
+void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface)
+{
+    if (iface->qp != NULL) {
+        ibv_destroy_qp(iface->qp);
+        iface->qp = NULL;
+    }
+    if (iface->srq != NULL) {
+        ibv_destroy_srq(iface->srq);
+        iface->srq = NULL;
+    }
+}
+
+
+void uct_srqud_dev_destroy(uct_srqud_iface_t *iface)
+{
+    struct ibv_ah *ah;
+
+    uct_srqud_dev_destroy_queues(iface);
+    kh_foreach_value(&iface->ah_hash, ah, ibv_destroy_ah(ah));
+    kh_destroy_inplace(uct_srqud_ah, &iface->ah_hash);
+    if (iface->recv_cq != NULL) {
+        ibv_destroy_cq(iface->recv_cq);
+    }
+    if (iface->send_cq != NULL) {
+        ibv_destroy_cq(iface->send_cq);
+    }
+    if (iface->comp_channel != NULL) {
+        ibv_destroy_comp_channel(iface->comp_channel);
+    }
+}
+
+
+ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
+                                  const uct_srqud_device_addr_t *dev_addr,
+                                  struct ibv_ah **ah_p)
+{
+    struct ibv_ah_attr ah_attr;
+    uct_srqud_ah_key_t key;
+    struct ibv_ah *ah;
+    khiter_t it;
+    int ret;
+
+    memset(&key, 0, sizeof(key));
+    memcpy(key.gid, dev_addr->gid, sizeof(key.gid));
+    key.lid = dev_addr->lid;
+
+    it = kh_get(uct_srqud_ah, &iface->ah_hash, key);
+    if (it != kh_end(&iface->ah_hash)) {
+        *ah_p = kh_value(&iface->ah_hash, it);
+        return UCS_OK;
+    }
+
+    memset(&ah_attr, 0, sizeof(ah_attr));
+    ah_attr.port_num  = iface->port_num;
+    ah_attr.sl        = iface->config.sl;
+    ah_attr.dlid      = dev_addr->lid;
+    if (iface->is_roce ||
+        memcmp(dev_addr->gid, iface->gid.raw, 8) /* other subnet */) {
+        ah_attr.is_global          = 1;
+        memcpy(ah_attr.grh.dgid.raw, dev_addr->gid, sizeof(dev_addr->gid));
+        ah_attr.grh.sgid_index     = iface->gid_index;
+        ah_attr.grh.hop_limit      = iface->config.hop_limit;
+        ah_attr.grh.traffic_class  = iface->config.traffic_class;
+    }
+
+    ah = ibv_create_ah(iface->md->pd, &ah_attr);
+    if (ah == NULL) {
+        ucs_error("%s:%d: ibv_create_ah() failed: %m", iface->md->name,
+                  iface->port_num);
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    it = kh_put(uct_srqud_ah, &iface->ah_hash, key, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        ibv_destroy_ah(ah);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    kh_value(&iface->ah_hash, it) = ah;
+    *ah_p = ah;
+    return UCS_OK;
+}
+
+
+
+ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,
+                                   const struct ibv_wc *wc,
+                                   const void *grh, uint8_t *gid)
+{
+    struct ibv_ah_attr ah_attr;
+
+    if (!(wc->wc_flags & IBV_WC_GRH)) {
+        if (iface->is_roce) {
+            return UCS_ERR_INVALID_ADDR;
+        }
+        memcpy(gid, iface->gid.raw, 8); /* same subnet, by LID */
+        memset(gid + 8, 0, 8);
+        return UCS_OK;
+    }
+
+    /* rdma-core decodes both IPv6 and IPv4 (RoCE v2) headers */
+    if (ibv_init_ah_from_wc(iface->md->ctx, iface->port_num,
+                            (struct ibv_wc*)wc, (struct ibv_grh*)grh,
+                            &ah_attr) != 0) {
+        return UCS_ERR_INVALID_ADDR;
+    }
+    memcpy(gid, ah_attr.grh.dgid.raw, 16);
+    return UCS_OK;
+}
+
+
+void uct_srqud_dev_cq_events_drain(uct_srqud_iface_t *iface)
+{
+    struct ibv_cq *cq;
+    void *cq_ctx;
+
+    while (ibv_get_cq_event(iface->comp_channel, &cq, &cq_ctx) == 0) {
+        ibv_ack_cq_events(cq, 1);
+    }
+}
+
+
+int uct_srqud_dev_cq_arm(uct_srqud_iface_t *iface, struct ibv_cq *cq,
+                         struct ibv_wc *stash, unsigned *stash_count)
+{
+    int ret;
+
+    ret = ibv_req_notify_cq(cq, 0);
+    if (ret != 0) {
+        ucs_error("%s: ibv_req_notify_cq() failed: %s", iface->md->name,
+                  strerror(ret));
+        return -1;
+    }
+
+    ret = ibv_poll_cq(cq, UCT_SRQUD_STASH_MAX - *stash_count,
+                      stash + *stash_count);
+    if (ret < 0) {
+        return -1;
+    }
+    *stash_count += ret;
+    return ret;
+}
+
+
+ucs_status_t
+uct_srqud_dev_query_tl_devices(uct_md_h tl_md,
+                               uct_tl_device_resource_t **tl_devices_p,
+                               unsigned *num_tl_devices_p)
+{
+    uct_srqud_md_t *md = ucs_derived_of(tl_md, uct_srqud_md_t);
+    uct_tl_device_resource_t *devices;
+    struct ibv_port_attr port_attr;
+    unsigned num_devices = 0;
+    uint8_t port;
+
+    devices = ucs_calloc(md->dev_attr.phys_port_cnt, sizeof(*devices),
+                         "srqud_tl_devices");
+    if (devices == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (port = 1; port <= md->dev_attr.phys_port_cnt; ++port) {
+        if ((ibv_query_port(md->ctx, port, &port_attr) != 0) ||
+            (port_attr.state != IBV_PORT_ACTIVE)) {
+            continue;
+        }
+
+        ucs_snprintf_zero(devices[num_devices].name,
+                          sizeof(devices[num_devices].name), "%s:%d",
+                          md->name, port);
+        devices[num_devices].type       = UCT_DEVICE_TYPE_NET;
+        devices[num_devices].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        ++num_devices;
+    }
+
+    if (num_devices == 0) {
+        ucs_free(devices);
+        devices = NULL;
+    }
+
+    *tl_devices_p     = devices;
+    *num_tl_devices_p = num_devices;
+    return UCS_OK;
+}

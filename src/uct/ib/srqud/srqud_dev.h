@@ -1,0 +1,81 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * The device layer: the one place that opens a port, chooses the GID and
+ * MTU, and creates the verbs objects of an interface (completion channel,
+ * CQs, SRQ, the UD QP, address handles), and the one UD QP create function
+ * that the interface and the zero-copy pool use (srqud_verbs.c, shared with
+ * the tools). The protocol files reach verbs through this layer and
+ * srqud_rx.c / srqud_tx.c / srqud_zengine.c only.
+ */
+
+#ifndef UCT_SRQUD_DEV_H_
+#define UCT_SRQUD_DEV_H_
+
+#include "srqud_types.h"
+
+
+/* The port of "<device>:<port>": active, its link layer, LID and MTU */
+ucs_status_t uct_srqud_dev_port_open(uct_srqud_iface_t *iface,
+                                     const char *dev_name,
+                                     struct ibv_port_attr *port_attr,
+                                     size_t *mtu_p);
+
+/* The GID to send from: UCX_SRQUD_GID_INDEX, or chosen (srqud_gid.h) */
+ucs_status_t uct_srqud_dev_select_gid(uct_srqud_iface_t *iface,
+                                      const struct ibv_port_attr *port_attr);
+
+/* Completion channel, CQs, SRQ and the UD QP, from iface->config */
+ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface);
+
+/* The QP and the SRQ: nothing is received or sent after this */
+void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface);
+
+/* The rest (address handles, CQs, channel), after the queues */
+void uct_srqud_dev_destroy(uct_srqud_iface_t *iface);
+
+/* A UD QP in RTS on the interface's port (logs what failed) */
+ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
+                                        struct ibv_qp_init_attr *init,
+                                        const char *what,
+                                        struct ibv_qp **qp_p);
+
+/* The address handle of a remote port, shared by all eps to it */
+ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
+                                  const uct_srqud_device_addr_t *dev_addr,
+                                  struct ibv_ah **ah_p);
+
+/* The source GID of a received packet, from the GRH the HCA wrote */
+ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,
+                                   const struct ibv_wc *wc, const void *grh,
+                                   uint8_t *gid);
+
+/* Consume the events already delivered on the completion channel */
+void uct_srqud_dev_cq_events_drain(uct_srqud_iface_t *iface);
+
+/* Arm a CQ; a completion that arrived before arming raises no event, so
+ * look once more and stash what was found. Returns the number stashed, or
+ * -1 on error. */
+int uct_srqud_dev_cq_arm(uct_srqud_iface_t *iface, struct ibv_cq *cq,
+                         struct ibv_wc *stash, unsigned *stash_count);
+
+/* The active ports of the md's device, as UCT devices */
+ucs_status_t uct_srqud_dev_query_tl_devices(uct_md_h tl_md,
+                                            uct_tl_device_resource_t **tl_devices_p,
+                                            unsigned *num_tl_devices_p);
+
+
+/* Same link layer and, on InfiniBand, same subnet: a LID means nothing
+ * outside its subnet */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_dev_is_reachable(uct_srqud_iface_t *iface,
+                           const uct_srqud_device_addr_t *dev_addr)
+{
+    if (!!(dev_addr->flags & UCT_SRQUD_ADDR_FLAG_ETH) != iface->is_roce) {
+        return 0;
+    }
+
+    return iface->is_roce || !memcmp(dev_addr->gid, iface->gid.raw, 8);
+}
+
+#endif

@@ -1,0 +1,295 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Active messages. Every message is kept until acknowledged, so even
+ * "short" messages are copied into a registered descriptor; the send
+ * itself is inline when the packet fits. The four operations share one
+ * path: uct_srqud_ep_am_desc_get(), fill, uct_srqud_ep_am_send().
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_ep_tx.h"
+#include "srqud_ep_am.h"
+#include "srqud_ep.h"
+
+#include <ucs/datastruct/mpool.inl>
+#include <ucs/debug/log.h>
+#include <uct/base/uct_iov.inl>
+#include <string.h>
+
+
+/* May the ep send, and a descriptor with the AM header filled in */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_am_desc_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                         uint8_t id, uct_srqud_send_desc_t **desc_p)
+{
+    uct_srqud_send_desc_t *desc;
+    uct_srqud_neth_t *neth;
+    ucs_status_t status;
+
+    status = uct_srqud_ep_tx_user_check(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    desc = ucs_mpool_get_inline(&iface->tx.mp);
+    if (ucs_unlikely(desc == NULL)) {
+        UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    neth           = uct_srqud_tx_desc_neth(desc);
+    neth->flags    = UCT_SRQUD_PACKET_FLAG_AM;
+    neth->am_id    = id;
+    neth->ctl      = UCT_SRQUD_CTL_NONE;
+    desc->num_zsge = 0;
+    desc->comp     = NULL;
+    *desc_p        = desc;
+    return UCS_OK;
+}
+
+
+/* Send a filled descriptor of @a length payload bytes after the header;
+ * on failure it goes back to the pool */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                     uct_srqud_send_desc_t *desc, size_t length)
+{
+    ucs_status_t status;
+
+    desc->length = sizeof(uct_srqud_neth_t) + length;
+    status       = uct_srqud_ep_tx_reliable(iface, ep, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_am_short_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, uint64_t hdr, const void *buffer,
+                             unsigned length)
+{
+    uct_srqud_send_desc_t *desc;
+    uint8_t *payload;
+    ucs_status_t status;
+
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    payload = (uint8_t*)(uct_srqud_tx_desc_neth(desc) + 1);
+    memcpy(payload, &hdr, sizeof(hdr));
+    memcpy(payload + sizeof(hdr), buffer, length);
+    status = uct_srqud_ep_am_send(iface, ep, desc, sizeof(hdr) + length);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id, payload,
+                       sizeof(hdr) + length, "TX: AM_SHORT");
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
+                                   const void *buffer, unsigned length)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + sizeof(hdr) + length, 0,
+                     ucs_min(iface->config.max_inline, iface->config.seg_size),
+                     "am_short");
+
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_am_short_locked(iface, ep, id, hdr, buffer,
+                                                  length));
+    return status;
+}
+
+
+static ucs_status_t
+uct_srqud_ep_am_short_iov_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t id, const uct_iov_t *iov,
+                                 size_t iovcnt, size_t length)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_iov_iter_t iov_iter;
+    ucs_status_t status;
+
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    ucs_iov_iter_init(&iov_iter);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter,
+                      uct_srqud_tx_desc_neth(desc) + 1, length);
+    status = uct_srqud_ep_am_send(iface, ep, desc, length);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, length);
+    }
+    return status;
+}
+
+
+ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                       const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)UCT_SRQUD_MAX_IOV, "am_short_iov");
+    length = uct_iov_total_length(iov, iovcnt);
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + length, 0,
+                     ucs_min(iface->config.max_inline, iface->config.seg_size),
+                     "am_short_iov");
+
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_am_short_iov_locked(iface, ep, id, iov,
+                                                      iovcnt, length));
+    return status;
+}
+
+
+static ssize_t
+uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, uct_pack_callback_t pack_cb,
+                             void *arg)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+    size_t length;
+
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    length = pack_cb(uct_srqud_tx_desc_neth(desc) + 1, arg);
+    ucs_assertv(length <= iface->config.seg_size - sizeof(uct_srqud_neth_t),
+                "am_bcopy: packed %zu bytes, max %zu", length,
+                iface->config.seg_size - sizeof(uct_srqud_neth_t));
+    status = uct_srqud_ep_am_send(iface, ep, desc, length);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
+                       uct_srqud_tx_desc_neth(desc) + 1, length,
+                       "TX: AM_BCOPY");
+    return length;
+}
+
+
+ssize_t uct_srqud_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                              uct_pack_callback_t pack_cb, void *arg,
+                              unsigned flags)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ssize_t ret;
+
+    UCT_CHECK_AM_ID(id);
+
+    UCT_SRQUD_LOCKED(iface, ret,
+                     uct_srqud_ep_am_bcopy_locked(iface, ep, id, pack_cb, arg));
+    return ret;
+}
+
+
+/*
+ * am_zcopy: the header goes into the descriptor, the payload is gathered
+ * from the user's registered memory by the HCA, on the first send and on
+ * every retransmission; so the user's buffer is released (completion) only
+ * when the peer has acknowledged the packet.
+ */
+static ucs_status_t
+uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uint8_t id, const void *header,
+                             unsigned header_length, const uct_iov_t *iov,
+                             size_t iovcnt, size_t length,
+                             uct_completion_t *comp)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+    size_t i;
+
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    memcpy(uct_srqud_tx_desc_neth(desc) + 1, header, header_length);
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length * iov[i].count == 0) {
+            continue;
+        }
+        desc->zsge[desc->num_zsge].addr   = (uintptr_t)iov[i].buffer;
+        desc->zsge[desc->num_zsge].length = iov[i].length * iov[i].count;
+        desc->zsge[desc->num_zsge].lkey   = uct_srqud_memh_lkey(iov[i].memh);
+        ++desc->num_zsge;
+    }
+
+    /* the descriptor holds the headers only; the payload is gathered */
+    status = uct_srqud_ep_am_send(iface, ep, desc, header_length);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* set after the send succeeded: a failed send never calls it */
+    desc->comp = comp;
+    ++iface->stats.am_zcopy;
+    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
+    return UCS_INPROGRESS;
+}
+
+
+ucs_status_t uct_srqud_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                   const void *header, unsigned header_length,
+                                   const uct_iov_t *iov, size_t iovcnt,
+                                   unsigned flags, uct_completion_t *comp)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+    ucs_status_t status;
+    size_t i, length;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (unsigned long)iface->config.zcopy_max_iov,
+                       "am_zcopy");
+    UCT_CHECK_LENGTH(header_length, 0, UCT_SRQUD_AM_ZCOPY_MAX_HDR,
+                     "am_zcopy header");
+    length = uct_iov_total_length(iov, iovcnt);
+    UCT_CHECK_LENGTH(sizeof(uct_srqud_neth_t) + header_length + length, 0,
+                     iface->config.seg_size, "am_zcopy");
+    for (i = 0; i < iovcnt; ++i) {
+        if ((iov[i].length * iov[i].count != 0) &&
+            ((iov[i].memh == UCT_MEM_HANDLE_NULL) ||
+             ((iov[i].count > 1) && (iov[i].stride != iov[i].length)))) {
+            ucs_error("%s: am_zcopy needs registered, contiguous iov entries",
+                      iface->md->name);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    UCT_SRQUD_LOCKED(iface, status,
+                     uct_srqud_ep_am_zcopy_locked(iface, ep, id, header,
+                                                  header_length, iov, iovcnt,
+                                                  length, comp));
+    return status;
+}
+

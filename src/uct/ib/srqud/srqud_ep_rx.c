@@ -1,0 +1,320 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * The receive side of endpoints: which ep a packet is for (creating the
+ * passive ep of a new sender), in-order acceptance and acknowledgement on
+ * passive eps, acknowledgements and answers on active eps. Control packets
+ * of the protocols above are routed by the table of srqud_proto.c.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_ep_tx.h"
+#include "srqud_ep_rx.h"
+#include "srqud_ep.h"
+#include "srqud_dev.h"
+#include "srqud_proto.h"
+#include "srqud_rx.h"
+
+#include <ucs/debug/log.h>
+#include <string.h>
+
+
+
+static uct_srqud_ep_t*
+uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
+                               const uct_srqud_peer_key_t *key, uint16_t slid)
+{
+    uct_srqud_device_addr_t dev_addr;
+    uct_srqud_iface_addr_t iface_addr;
+    uct_ep_params_t params;
+    uct_srqud_ep_t *ep;
+    uct_ep_h tl_ep;
+    khiter_t it;
+    int ret;
+
+    dev_addr.flags = iface->is_roce ? UCT_SRQUD_ADDR_FLAG_ETH : 0;
+    dev_addr.lid   = slid;
+    memcpy(dev_addr.gid, key->gid, sizeof(dev_addr.gid));
+    uct_srqud_pack_qpn(iface_addr.qp_num, key->qpn);
+
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                        UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface      = &iface->super.super;
+    params.dev_addr   = (const uct_device_addr_t*)&dev_addr;
+    params.iface_addr = (const uct_iface_addr_t*)&iface_addr;
+    if (UCS_CLASS_NEW_FUNC_NAME(uct_srqud_ep_t)(&params, &tl_ep) != UCS_OK) {
+        return NULL;
+    }
+
+    ep              = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    ep->flags      |= UCT_SRQUD_EP_FLAG_PASSIVE | UCT_SRQUD_EP_FLAG_CREP_DUE;
+    ep->dest_ep_id  = key->ep_id;
+    ep->peer_key    = *key;
+
+    it = kh_put(uct_srqud_peer, &iface->peers, *key, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        uct_srqud_ep_free(ep);
+        return NULL;
+    }
+    kh_value(&iface->peers, it) = ep;
+
+    ucs_debug("%s: passive ep %p id %u for qpn 0x%x ep %u", iface->md->name,
+              ep, ep->ep_id, key->qpn, key->ep_id);
+    return ep;
+}
+
+
+/* Find the endpoint a packet is for; NULL drops it */
+static uct_srqud_ep_t*
+uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
+                     const struct ibv_wc *wc, const uct_srqud_neth_t *neth)
+{
+    uct_srqud_peer_key_t key;
+    uct_srqud_ep_t *ep;
+    khiter_t it;
+    void *ptr;
+
+    if (neth->dest_ep_id != UCT_SRQUD_EP_ID_NONE) {
+        if (!ucs_ptr_array_lookup(&iface->eps, neth->dest_ep_id, ptr)) {
+            return NULL;
+        }
+        ep = ptr;
+        /* Only the peer of this ep may address it */
+        if ((ep->dest_qpn != wc->src_qp) ||
+            ((ep->dest_ep_id != UCT_SRQUD_EP_ID_NONE) &&
+             (ep->dest_ep_id != neth->src_ep_id))) {
+            return NULL;
+        }
+        return ep;
+    }
+
+    /* Not yet connected: the sender is known by its address and ep id */
+    memset(&key, 0, sizeof(key));
+    if (uct_srqud_dev_src_gid(iface, wc, uct_srqud_rx_hdr(iface, desc),
+                              key.gid) != UCS_OK) {
+        return NULL;
+    }
+    key.qpn   = wc->src_qp;
+    key.ep_id = neth->src_ep_id;
+
+    it = kh_get(uct_srqud_peer, &iface->peers, key);
+    if (it != kh_end(&iface->peers)) {
+        return kh_value(&iface->peers, it);
+    }
+
+    /* Only a connection request opens a new passive endpoint; data that
+     * overtook a lost CREQ is dropped and resent after it */
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) ||
+        (neth->ctl != UCT_SRQUD_CTL_CREQ) || (neth->psn != 0)) {
+        return NULL;
+    }
+
+    return uct_srqud_ep_rx_create_passive(iface, &key, wc->slid);
+}
+
+
+/*
+ * A packet for an ep of ours that sends (acknowledgements, NACKs, the
+ * CREP). Its effects call the user back (send completions, flushes,
+ * pending requests, errors), so the async timer queues it for the user's
+ * progress instead (see uct_srqud_ep_rx_packet).
+ */
+void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            const uct_srqud_neth_t *neth, const void *payload,
+                            size_t payload_len)
+{
+    const uct_srqud_ctl_route_t *route = NULL;
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 0);
+    }
+
+    /* a refused put's answer carries the ack of that put: the error must
+     * be known before the ack completes the flush waiting for it */
+    if ((route != NULL) && (route->flags & UCT_SRQUD_CTL_ROUTE_BEFORE_ACK)) {
+        route->answer(iface, ep, payload, payload_len);
+        route = NULL;
+    }
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) &&
+        !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn)) {
+        return; /* lingering ep done and freed */
+    }
+
+    if (route != NULL) {
+        /* answers to this side's RMA and zero-copy requests */
+        route->answer(iface, ep, payload, payload_len);
+        return;
+    }
+
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
+        return;
+    }
+
+    switch (neth->ctl) {
+    case UCT_SRQUD_CTL_CREP:
+        if (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE) {
+            ep->dest_ep_id = neth->src_ep_id;
+            ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
+        }
+        break;
+    case UCT_SRQUD_CTL_NACK:
+        /* Every packet behind a loss draws a NACK until the resent one
+         * arrives: answer once per round trip, not once per NACK */
+        if (uct_srqud_time_since(ucs_get_time(), ep->tx.resend_time) >=
+            iface->config.rto_min / 4) {
+            uct_srqud_ep_resend_window(iface, ep);
+            ep->tx.resend_time = ucs_get_time();
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+
+/* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
+ * one, or the first one of a new incarnation that reuses the ep id of one
+ * that is gone (then the sequence starts over) */
+static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uct_srqud_recv_desc_t *desc,
+                                 size_t payload_len)
+{
+    uint32_t conn_sn;
+
+    if (payload_len < sizeof(conn_sn)) {
+        return;
+    }
+    memcpy(&conn_sn, uct_srqud_rx_payload(iface, desc), sizeof(conn_sn));
+
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN)) {
+        ep->flags  |= UCT_SRQUD_EP_FLAG_CONN_SN;
+        ep->conn_sn = conn_sn;
+    } else if (ep->conn_sn != conn_sn) {
+        ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
+                  iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
+        ep->conn_sn     = conn_sn;
+        ep->rx.expected = 0;
+        ep->rx.unacked  = 0;
+        ep->flags      |= UCT_SRQUD_EP_FLAG_CREP_DUE;
+    }
+}
+
+
+/* A packet for a passive ep (the receiving side of a peer's active ep):
+ * in-order acceptance and acknowledgement, safe on the async timer */
+static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                    uct_srqud_recv_desc_t *desc,
+                                    const uct_srqud_neth_t *neth,
+                                    size_t payload_len)
+{
+    const uct_srqud_ctl_route_t *route;
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_ACK) &&
+        (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ)) {
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
+    }
+
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
+        goto out_put;
+    }
+
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_CREQ)) {
+        uct_srqud_ep_rx_creq(iface, ep, desc, payload_len);
+    }
+
+    switch (uct_srqud_rx_classify(ep->rx.expected, neth->psn)) {
+    case UCT_SRQUD_RX_DUPLICATE:
+        /* our ack was lost: say it again */
+        ++iface->stats.rx_duplicates;
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
+        goto out_put;
+    case UCT_SRQUD_RX_GAP:
+        ++iface->stats.rx_out_of_order;
+        if (uct_srqud_time_since(ucs_get_time(), ep->rx.nack_time) >=
+            iface->config.rto_min / 2) {
+            ep->rx.nack_time = ucs_get_time();
+            if (uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_NACK,
+                                    UCT_SRQUD_PACKET_FLAG_ACK) == UCS_OK) {
+                ++iface->stats.nacks_sent;
+            }
+        }
+        goto out_put;
+    case UCT_SRQUD_RX_DELIVER:
+        break;
+    }
+
+    ++ep->rx.expected;
+    uct_srqud_ep_schedule_ack(iface, ep,
+                              (++ep->rx.unacked >= iface->config.ack_thresh) ||
+                              (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
+
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
+        /* a peer's RMA or zero-copy request, in order with its AMs;
+         * handled now, even on the async thread: it writes or reads
+         * registered memory and answers, it calls no user callback */
+        route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
+        if (route != NULL) {
+            route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
+                           payload_len);
+        }
+        goto out_put;
+    }
+
+    if (iface->async.active) {
+        /* accepted and acknowledged; the handler runs in the user's
+         * progress, in order with what arrives later */
+        desc->ep          = NULL;
+        desc->payload_len = payload_len;
+        ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->stats.async_queued;
+        iface->async.wake_user = 1;
+        return;
+    }
+
+    uct_srqud_rx_deliver_am(iface, desc, payload_len);
+    return;
+
+out_put:
+    uct_srqud_rx_desc_put(iface, desc);
+}
+
+
+void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
+                            const struct ibv_wc *wc, uct_srqud_neth_t *neth,
+                            size_t payload_len)
+{
+    uct_srqud_ep_t *ep;
+
+    ep = uct_srqud_ep_rx_find(iface, desc, wc, neth);
+    if (ep == NULL) {
+        ++iface->stats.rx_dropped_malformed;
+        uct_srqud_rx_desc_put(iface, desc);
+        return;
+    }
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
+        return;
+    }
+
+    if (iface->async.active) {
+        desc->ep          = ep;
+        desc->payload_len = payload_len;
+        ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->stats.async_queued;
+        iface->async.wake_user = 1;
+        return;
+    }
+
+    uct_srqud_ep_rx_active(iface, ep, neth, uct_srqud_rx_payload(iface, desc),
+                           payload_len);
+    uct_srqud_rx_desc_put(iface, desc);
+}
+

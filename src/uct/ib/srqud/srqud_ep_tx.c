@@ -1,0 +1,225 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * An endpoint's send primitives, shared by the AM operations and the
+ * protocols (copy-path RMA, zero-copy): reliable packets through the ep's
+ * window, unreliable control packets (acknowledgements, answers), and the
+ * resource check that sends the CREQ first.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_ep_tx.h"
+#include "srqud_ep.h"
+#include "srqud_rel.h"
+#include "srqud_tx.h"
+
+#include <ucs/datastruct/mpool.inl>
+#include <ucs/debug/log.h>
+#include <string.h>
+
+
+static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep)
+{
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE)) {
+        ep->flags           |= UCT_SRQUD_EP_FLAG_ACTIVE;
+        ep->tx.progress_time = ucs_get_time();
+        ep->tx.resend_time   = ep->tx.progress_time;
+        ep->tx.rto           = iface->config.rto_min;
+        ucs_list_add_tail(&iface->tx.active_list, &ep->tx.active_list);
+    }
+}
+
+
+/* Fill the header and post an unreliable control packet from an ep, with
+ * an optional payload in two parts (header, data) */
+static ucs_status_t
+uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                         uint8_t ctl, int flags, const void *hdr,
+                         size_t hdr_len, const void *data, size_t data_len)
+{
+    size_t length = sizeof(uct_srqud_neth_t) + hdr_len + data_len;
+    uint8_t packet[UCT_SRQUD_CTL_INLINE_MAX] UCS_V_ALIGNED(8);
+    uct_srqud_send_desc_t *desc;
+    uct_srqud_neth_t *neth;
+    ucs_status_t status;
+
+    if (!uct_srqud_tx_has_resources(iface)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    /* inline from the stack when it fits (acknowledgements always do):
+     * no descriptor needed, see uct_srqud_tx_post_inline() */
+    if (ucs_likely((length <= iface->config.max_inline) &&
+                   (length <= sizeof(packet)))) {
+        neth = (uct_srqud_neth_t*)packet;
+        desc = NULL;
+    } else {
+        desc = ucs_mpool_get_inline(&iface->tx.mp);
+        if (desc == NULL) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        neth           = uct_srqud_tx_desc_neth(desc);
+        desc->length   = length;
+        desc->flags    = 0;
+        desc->num_zsge = 0;
+        desc->comp     = NULL;
+    }
+
+    neth->magic      = UCT_SRQUD_MAGIC;
+    neth->flags      = UCT_SRQUD_PACKET_FLAG_CTL | flags;
+    neth->am_id      = 0;
+    neth->ctl        = ctl;
+    neth->dest_ep_id = ep->dest_ep_id;
+    neth->src_ep_id  = ep->ep_id;
+    neth->psn        = 0;
+    neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
+    memcpy(neth + 1, hdr, hdr_len);
+    memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
+
+    if (desc == NULL) {
+        return uct_srqud_tx_post_inline(iface, ep->ah, ep->dest_qpn, neth,
+                                        length);
+    }
+
+    status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);
+    if (status != UCS_OK) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
+
+ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t ctl, int flags)
+{
+    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, flags, NULL, 0, NULL, 0);
+}
+
+
+ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uint8_t ctl,
+                                    const void *hdr, size_t hdr_len,
+                                    const void *data, size_t data_len)
+{
+    /* acknowledges what this (passive) ep received, on the way */
+    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
+                                    hdr, hdr_len, data, data_len);
+}
+
+
+/* Put a filled reliable packet into the window and send it */
+ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep,
+                                      uct_srqud_send_desc_t *desc)
+{
+    uct_srqud_neth_t *neth = uct_srqud_tx_desc_neth(desc);
+    ucs_status_t status;
+
+    neth->magic      = UCT_SRQUD_MAGIC;
+    neth->flags     |= UCT_SRQUD_PACKET_FLAG_REL;
+    neth->dest_ep_id = ep->dest_ep_id;
+    neth->src_ep_id  = ep->ep_id;
+    neth->psn        = ep->tx.next;
+    neth->ack_psn    = 0;
+    /* ask for an ack when half the window is used, so the window never
+     * waits for the receiver's progress loop */
+    if (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) ==
+        iface->config.tx_window / 2) {
+        neth->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+    }
+    desc->flags = UCT_SRQUD_DESC_FLAG_IN_WINDOW;
+
+    status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    ++ep->tx.next;
+    ucs_queue_push(&ep->tx.window, &desc->window);
+    uct_srqud_ep_tx_activate(iface, ep);
+    return UCS_OK;
+}
+
+
+uct_srqud_send_desc_t*
+uct_srqud_ep_tx_ctl_desc(uct_srqud_iface_t *iface, uint8_t ctl)
+{
+    uct_srqud_send_desc_t *desc = ucs_mpool_get_inline(&iface->tx.mp);
+
+    if (ucs_unlikely(desc == NULL)) {
+        return NULL;
+    }
+
+    uct_srqud_tx_desc_neth(desc)->flags = UCT_SRQUD_PACKET_FLAG_CTL |
+                                            UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+    uct_srqud_tx_desc_neth(desc)->ctl   = ctl;
+    uct_srqud_tx_desc_neth(desc)->am_id = 0;
+    desc->length                          = sizeof(uct_srqud_neth_t);
+    desc->num_zsge                        = 0;
+    desc->comp                            = NULL;
+    return desc;
+}
+
+
+ucs_status_t uct_srqud_ep_tx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+
+    desc = uct_srqud_ep_tx_ctl_desc(iface, UCT_SRQUD_CTL_CREQ);
+    if (desc == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    memcpy(uct_srqud_tx_desc_neth(desc) + 1, &ep->conn_sn,
+           sizeof(ep->conn_sn));
+    desc->length += sizeof(ep->conn_sn);
+
+    status = uct_srqud_ep_tx_reliable(iface, ep, desc);
+    if (status != UCS_OK) {
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    ep->flags |= UCT_SRQUD_EP_FLAG_CREQ_SENT;
+    return uct_srqud_tx_has_resources(iface) ? UCS_OK : UCS_ERR_NO_RESOURCE;
+}
+
+
+ucs_status_t uct_srqud_ep_tx_request(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep, uint8_t ctl,
+                                     const void *hdr, size_t hdr_len,
+                                     const void *data, size_t data_len)
+{
+    uct_srqud_send_desc_t *desc;
+    ucs_status_t status;
+
+    ucs_assert(sizeof(uct_srqud_neth_t) + hdr_len + data_len <=
+               iface->config.seg_size);
+
+    status = uct_srqud_ep_tx_check(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    desc = uct_srqud_ep_tx_ctl_desc(iface, ctl);
+    if (desc == NULL) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memcpy(uct_srqud_tx_desc_neth(desc) + 1, hdr, hdr_len);
+    memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc) + 1, hdr_len),
+           data, data_len);
+    desc->length += hdr_len + data_len;
+
+    status = uct_srqud_ep_tx_reliable(iface, ep, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    }
+    return status;
+}
+
+

@@ -1,0 +1,104 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * An endpoint's send primitives (srqud_ep_tx.c) and the checks every
+ * operation makes first (inline: the fast path).
+ */
+
+#ifndef UCT_SRQUD_EP_TX_H_
+#define UCT_SRQUD_EP_TX_H_
+
+#include "srqud_rel.h"
+#include "srqud_tx.h"
+#include "srqud_types.h"
+
+
+/* A filled reliable packet: into the window, and sent */
+ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep,
+                                      uct_srqud_send_desc_t *desc);
+
+/* A descriptor for a reliable control packet that asks for an ack */
+uct_srqud_send_desc_t*
+uct_srqud_ep_tx_ctl_desc(uct_srqud_iface_t *iface, uint8_t ctl);
+
+/* An unreliable control packet without payload (ACK, NACK, CREP) */
+ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t ctl, int flags);
+
+/* The CREQ, first packet of an active ep */
+ucs_status_t uct_srqud_ep_tx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
+/* Control packets with a payload, for the RMA and zero-copy protocols: a
+ * reliable request over the ep's window, or an unreliable answer */
+ucs_status_t uct_srqud_ep_tx_request(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep, uint8_t ctl,
+                                     const void *hdr, size_t hdr_len,
+                                     const void *data, size_t data_len);
+
+ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uint8_t ctl,
+                                    const void *hdr, size_t hdr_len,
+                                    const void *data, size_t data_len);
+
+
+
+/* A new operation must not overtake requests the user queued on the ep's
+ * pending group: UCP relies on it for ordering, and its flushes count on
+ * everything queued before them being sent before they complete. The
+ * request being dispatched is the exception: it is the head. */
+static inline int uct_srqud_ep_queued_ahead(const uct_srqud_ep_t *ep)
+{
+    return !ucs_arbiter_group_is_empty((ucs_arbiter_group_t*)&ep->arb_group) &&
+           !(ep->flags & UCT_SRQUD_EP_FLAG_IN_PENDING);
+}
+
+
+/* After a fence, the ep's new operations wait until those before it are
+ * done: copy-path ones all sent (then the ordered stream applies them in
+ * order), zero-copy ones acknowledged by the sink */
+static inline int uct_srqud_ep_user_must_wait(const uct_srqud_ep_t *ep)
+{
+    /* a failed ep answers with its error at once, whatever waits */
+    return !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
+           (uct_srqud_ep_queued_ahead(ep) ||
+            ((ep->flags & UCT_SRQUD_EP_FLAG_FENCED) && (ep->ops > 0)));
+}
+
+
+/* Can the ep send one reliable packet (two if the CREQ is still due)?
+ * Sends the CREQ first when needed. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        return ep->fail_status;
+    }
+
+    if (!uct_srqud_tx_has_resources(iface) ||
+        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
+         iface->config.tx_window)) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    if (ucs_likely(ep->flags & UCT_SRQUD_EP_FLAG_CREQ_SENT)) {
+        return UCS_OK;
+    }
+    return uct_srqud_ep_tx_creq(iface, ep);
+}
+
+
+/* The same for a user's new operation, which must also wait behind the
+ * ep's pending requests and an unfinished fence */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_ep_tx_user_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    if (ucs_unlikely(uct_srqud_ep_user_must_wait(ep))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return uct_srqud_ep_tx_check(iface, ep);
+}
+
+#endif

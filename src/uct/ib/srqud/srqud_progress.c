@@ -1,0 +1,355 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_ep_rx.h"
+#include "srqud_progress.h"
+#include "srqud_dev.h"
+#include "srqud_ep.h"
+#include "srqud_proto.h"
+#include "srqud_rel.h"
+#include "srqud_rx.h"
+#include "srqud_tx.h"
+
+#include <ucs/debug/log.h>
+
+
+static void uct_srqud_progress_rx_one(uct_srqud_iface_t *iface,
+                                      const struct ibv_wc *wc)
+{
+    uct_srqud_recv_desc_t *desc = (void*)(uintptr_t)wc->wr_id;
+    uct_srqud_neth_t *neth;
+    size_t payload_len;
+    ucs_status_t status;
+
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            ++iface->stats.rx_errors;
+            ucs_error("%s: receive completion error: %s", iface->md->name,
+                      ibv_wc_status_str(wc->status));
+        }
+        goto out_put;
+    }
+
+    neth   = uct_srqud_rx_neth(iface, desc);
+    status = uct_srqud_neth_check(neth, wc->byte_len, UCT_AM_ID_MAX,
+                                  &payload_len);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ++iface->stats.rx_dropped_malformed;
+        ucs_debug("%s: dropped a malformed packet of %u bytes from qp 0x%x: %s",
+                  iface->md->name, wc->byte_len, wc->src_qp,
+                  ucs_status_string(status));
+        goto out_put;
+    }
+
+    ++iface->stats.rx_packets;
+    uct_srqud_ep_rx_packet(iface, desc, wc, neth, payload_len);
+    return;
+
+out_put:
+    uct_srqud_rx_desc_put(iface, desc);
+}
+
+
+/* What the async timer accepted, in arrival order, before anything newer;
+ * at most RX_MAX_POLL per call, as packets from the CQ, so that one
+ * progress call costs the same however long the user was away */
+static unsigned uct_srqud_progress_async_rx(uct_srqud_iface_t *iface)
+{
+    uct_srqud_recv_desc_t *desc;
+    unsigned count = 0;
+
+    while (!ucs_queue_is_empty(&iface->async.rx_q) &&
+           (count < iface->config.rx_max_poll)) {
+        desc = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
+                                             uct_srqud_recv_desc_t, queue);
+        if (desc->ep == NULL) {
+            uct_srqud_rx_deliver_am(iface, desc, desc->payload_len);
+        } else {
+            uct_srqud_ep_rx_active(iface, desc->ep,
+                                   uct_srqud_rx_neth(iface, desc),
+                                   uct_srqud_rx_payload(iface, desc),
+                                   desc->payload_len);
+            uct_srqud_rx_desc_put(iface, desc);
+        }
+        ++count;
+    }
+    return count;
+}
+
+
+static unsigned uct_srqud_progress_rx(uct_srqud_iface_t *iface)
+{
+    struct ibv_wc wcs[UCT_SRQUD_STASH_MAX + 64];
+    unsigned i, count;
+
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->async.rx_q)) &&
+        !iface->async.active) {
+        return uct_srqud_progress_async_rx(iface);
+    }
+
+    count = uct_srqud_rx_poll(iface, wcs, ucs_static_array_size(wcs));
+    for (i = 0; i < count; ++i) {
+        uct_srqud_progress_rx_one(iface, &wcs[i]);
+    }
+    uct_srqud_rx_refill(iface);
+    return count;
+}
+
+
+static unsigned uct_srqud_progress_tx(uct_srqud_iface_t *iface)
+{
+    unsigned count = uct_srqud_tx_poll(iface);
+
+    /* pending requests call the user: not from the async timer */
+    if ((count > 0) && !iface->async.active) {
+        uct_srqud_ep_pending_progress(iface);
+    }
+    return count;
+}
+
+
+static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
+                                          ucs_time_t now)
+{
+    unsigned count;
+
+    count = uct_srqud_progress_rx(iface) +
+            uct_srqud_progress_tx(iface);
+
+    /* the protocols (zero-copy, copy-path RMA) complete user operations
+     * in the user's progress; the async thread runs what calls nobody */
+    count += iface->proto->progress(iface, now, iface->async.active);
+
+    /* groups scheduled since the last dispatch (a fence released, a
+     * window reopened by a queued acknowledgement): the user's progress
+     * sends them, whatever else happened in this call */
+    if (!iface->async.active &&
+        ucs_unlikely(!ucs_arbiter_is_empty(&iface->tx.arbiter))) {
+        uct_srqud_ep_pending_progress(iface);
+    }
+
+    if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
+                   ucs_list_is_empty(&iface->tx.active_list))) {
+        return count;
+    }
+
+    if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+        uct_srqud_ep_acks_send(iface, now);
+    }
+
+    if (!ucs_list_is_empty(&iface->tx.active_list)) {
+        if (now >= iface->tx.next_timer) {
+            uct_srqud_ep_timers_check(iface, now);
+            iface->tx.next_timer = now + iface->config.rto_min / 4;
+            if (!iface->async.active) {
+                uct_srqud_ep_pending_progress(iface);
+            }
+        }
+    }
+
+    return count;
+}
+
+
+unsigned uct_srqud_progress(uct_iface_h tl_iface)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    ucs_time_t now;
+    unsigned count;
+
+    uct_srqud_enter(iface);
+    /* read the clock under the lock: the async timer may have stamped
+     * endpoints while this thread waited for it */
+    now                        = ucs_get_time();
+    iface->async.last_progress = now;
+    count = uct_srqud_progress_locked(iface, now);
+    uct_srqud_leave(iface);
+    return count;
+}
+
+
+/* A completion arrived on a CQ the user armed before sleeping: wake it */
+static void uct_srqud_progress_channel_event(int fd,
+                                             ucs_event_set_types_t events,
+                                             void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+
+    uct_srqud_dev_cq_events_drain(iface);
+    iface->async.event_cb(iface->async.event_arg, 0);
+}
+
+
+/*
+ * The async timer: UCX's async thread, under the worker's async lock.
+ * While the user progresses the interface it has nothing to do. Otherwise
+ * it receives (accepting and acknowledging in order, queueing what must
+ * reach the user), sends owed acknowledgements and retransmits.
+ */
+static void uct_srqud_progress_async_timer(int id,
+                                           ucs_event_set_types_t events,
+                                           void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+    ucs_time_t now           = ucs_get_time();
+    unsigned count = 0, n;
+
+    if (uct_srqud_time_since(now, iface->async.last_progress) <
+        iface->config.async_tick) {
+        return;
+    }
+
+    iface->async.active    = 1;
+    iface->async.wake_user = 0;
+    do {
+        n      = uct_srqud_progress_locked(iface, now);
+        count += n;
+    } while ((n > 0) && (count < iface->config.rx_cq_len));
+    iface->async.active = 0;
+
+    if (count > 0) {
+        ++iface->stats.async_progress;
+    }
+
+    /* Packets queued for the user's handlers, or a peer that timed out: a
+     * user asleep in its event loop (UCP's wakeup) must come and look. A
+     * completion already raised an event on the CQ channel; a timeout
+     * raises none. */
+    if (iface->async.wake_user && (iface->async.event_cb != NULL)) {
+        iface->async.event_cb(iface->async.event_arg, 0);
+    }
+}
+
+
+ucs_status_t uct_srqud_progress_event_fd_get(uct_iface_h tl_iface, int *fd_p)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+
+    *fd_p = iface->comp_channel->fd;
+    return UCS_OK;
+}
+
+
+
+
+static ucs_status_t
+uct_srqud_progress_event_arm_locked(uct_srqud_iface_t *iface, unsigned events)
+{
+    int ret;
+
+    /* Consume the events already delivered on the channel */
+    uct_srqud_dev_cq_events_drain(iface);
+
+    if ((iface->rx.stash_count > 0) || (iface->tx.stash_count > 0) ||
+        !ucs_queue_is_empty(&iface->async.rx_q)) {
+        return UCS_ERR_BUSY;
+    }
+
+    /* zero-copy chunks complete on CQs without a channel, and the copy
+     * path runs timers: keep polling while any is in progress */
+    if (!iface->proto->idle(iface)) {
+        return UCS_ERR_BUSY;
+    }
+
+    if (!ucs_arbiter_is_empty(&iface->tx.arbiter) &&
+        uct_srqud_tx_has_resources(iface)) {
+        return UCS_ERR_BUSY;
+    }
+
+    /* The user goes to sleep: acknowledgements held back for a reply to
+     * carry go now. Unacknowledged packets of ours need no polling: an
+     * acknowledgement arrives on the armed receive CQ, and the async timer
+     * retransmits while the user sleeps. */
+    if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+        uct_srqud_ep_acks_send(iface, UCS_TIME_INFINITY);
+        if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+            return UCS_ERR_BUSY; /* no send resources for them yet */
+        }
+    }
+
+    if (events & UCT_EVENT_RECV) {
+        ret = uct_srqud_dev_cq_arm(iface, iface->recv_cq, iface->rx.stash,
+                                   &iface->rx.stash_count);
+        if (ret != 0) {
+            return (ret > 0) ? UCS_ERR_BUSY : UCS_ERR_IO_ERROR;
+        }
+    }
+
+    if ((events & UCT_EVENT_SEND_COMP) && (iface->tx.sn != iface->tx.comp_sn)) {
+        ret = uct_srqud_dev_cq_arm(iface, iface->send_cq, iface->tx.stash,
+                                   &iface->tx.stash_count);
+        if (ret != 0) {
+            return (ret > 0) ? UCS_ERR_BUSY : UCS_ERR_IO_ERROR;
+        }
+    }
+
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_progress_event_arm(uct_iface_h tl_iface,
+                                          unsigned events)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    ucs_status_t status;
+
+    uct_srqud_enter(iface);
+    status = uct_srqud_progress_event_arm_locked(iface, events);
+    uct_srqud_leave(iface);
+    return status;
+}
+
+
+ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
+{
+    ucs_async_context_t *async = iface->super.worker->async;
+    ucs_status_t status;
+
+    iface->async.timer_id  = -1;
+    iface->async.active    = 0;
+    iface->async.wake_user = 0;
+    iface->async.last_progress = 0;
+
+    /* Wakeups through the user's callback: UCX's async thread watches the
+     * channel (its CQs are armed only by event_arm, when the user is about
+     * to sleep, so a busy user pays nothing) */
+    if (iface->async.event_cb != NULL) {
+        status = ucs_async_set_event_handler(async->mode,
+                                             iface->comp_channel->fd,
+                                             UCS_EVENT_SET_EVREAD,
+                                             uct_srqud_progress_channel_event,
+                                             iface, async);
+        if (status != UCS_OK) {
+            ucs_error("%s: failed to watch the completion channel: %s",
+                      iface->md->name, ucs_status_string(status));
+            return status;
+        }
+    }
+
+    status = ucs_async_add_timer(async->mode, iface->config.async_tick,
+                                 uct_srqud_progress_async_timer, iface, async,
+                                 &iface->async.timer_id);
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to add the async progress timer: %s",
+                  iface->md->name, ucs_status_string(status));
+        uct_srqud_progress_cleanup(iface);
+    }
+    return status;
+}
+
+
+void uct_srqud_progress_cleanup(uct_srqud_iface_t *iface)
+{
+    if (iface->async.timer_id >= 0) {
+        ucs_async_remove_handler(iface->async.timer_id, 1);
+        iface->async.timer_id = -1;
+    }
+    if (iface->async.event_cb != NULL) {
+        ucs_async_remove_handler(iface->comp_channel->fd, 1);
+    }
+}

@@ -1,0 +1,226 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_tx.h"
+
+#include <ucs/datastruct/mpool.inl>
+#include <ucs/debug/log.h>
+#include <string.h>
+
+
+static void uct_srqud_tx_desc_init(uct_iface_h tl_iface, void *obj,
+                                   uct_mem_h memh)
+{
+    uct_srqud_send_desc_t *desc = obj;
+
+    desc->lkey = uct_srqud_memh_lkey(memh);
+}
+
+
+ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
+                               const uct_srqud_iface_config_t *config)
+{
+    iface->tx.available  = iface->config.tx_qlen;
+    iface->tx.sn         = 0;
+    iface->tx.comp_sn    = 0;
+    iface->tx.stash_count = 0;
+    iface->tx.next_timer = 0;
+    ucs_queue_head_init(&iface->tx.outstanding);
+    ucs_list_head_init(&iface->tx.active_list);
+    return uct_iface_mpool_init(&iface->super, &iface->tx.mp,
+                                sizeof(uct_srqud_send_desc_t) +
+                                iface->config.seg_size,
+                                sizeof(uct_srqud_send_desc_t),
+                                UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
+                                iface->config.tx_qlen,
+                                uct_srqud_tx_desc_init, "srqud_tx");
+}
+
+
+void uct_srqud_tx_cleanup(uct_srqud_iface_t *iface)
+{
+    uct_srqud_send_desc_t *desc;
+
+    ucs_queue_for_each_extract(desc, &iface->tx.outstanding, queue, 1) {
+        desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW; /* its ep is gone */
+        uct_srqud_tx_desc_completed(iface, desc);
+    }
+    ucs_mpool_cleanup(&iface->tx.mp, 1);
+}
+
+
+void uct_srqud_tx_desc_completed(uct_srqud_iface_t *iface,
+                                 uct_srqud_send_desc_t *desc)
+{
+    desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_SQ;
+    if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+        ucs_mpool_put_inline(desc);
+    }
+}
+
+
+static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
+                                  const struct ibv_wc *wc)
+{
+    uct_srqud_send_desc_t *desc;
+
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        ++iface->stats.tx_errors;
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            ucs_error("%s: send completion error: %s", iface->md->name,
+                      ibv_wc_status_str(wc->status));
+        }
+    }
+
+    /* Every send is signaled, so completions come in posting order */
+    iface->tx.comp_sn = wc->wr_id;
+    ++iface->tx.available;
+
+    while (!ucs_queue_is_empty(&iface->tx.outstanding)) {
+        desc = ucs_queue_head_elem_non_empty(&iface->tx.outstanding,
+                                             uct_srqud_send_desc_t, queue);
+        if (desc->sn > iface->tx.comp_sn) {
+            break;
+        }
+        ucs_queue_pull_non_empty(&iface->tx.outstanding);
+        uct_srqud_tx_desc_completed(iface, desc);
+    }
+}
+
+
+/* Post one send work request (fault injection for tests applies here);
+ * @a desc, if any, is freed by the completion */
+static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
+                                         struct ibv_send_wr *wr,
+                                         uct_srqud_send_desc_t *desc)
+{
+    struct ibv_send_wr dup_wr, *bad_wr;
+    int ret, num_wr = 1;
+
+    /* Fault injection (tests): the packet is "sent" and lost on the wire */
+    if (ucs_unlikely(iface->config.fault_drop != 0) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
+        ++iface->stats.fault_dropped;
+        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+            ucs_mpool_put_inline(desc);
+        }
+        return UCS_OK;
+    }
+
+    /* Every send is signaled: completions then come in posting order, and
+     * the sequence number frees descriptors without a per-WQE table */
+    wr->wr_id              = iface->tx.sn + 1;
+    wr->next               = NULL;
+    wr->opcode             = IBV_WR_SEND;
+    wr->send_flags        |= IBV_SEND_SIGNALED;
+    wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
+
+    /* Fault injection (tests): the same packet twice; the descriptor is
+     * released by the completion of the second */
+    if (ucs_unlikely(iface->config.fault_dup != 0) &&
+        (iface->tx.available >= 2) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
+        dup_wr       = *wr;
+        dup_wr.wr_id = iface->tx.sn + 2;
+        wr->next     = &dup_wr;
+        num_wr       = 2;
+        ++iface->stats.fault_duplicated;
+    }
+
+    ret = ibv_post_send(iface->qp, wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_error("%s: ibv_post_send() failed: %s", iface->md->name,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    iface->tx.sn        += num_wr;
+    iface->tx.available -= num_wr;
+    ++iface->stats.tx_packets;
+    if (desc != NULL) {
+        desc->sn     = iface->tx.sn;
+        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    }
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
+                                    struct ibv_ah *ah, uint32_t dest_qpn,
+                                    uct_srqud_send_desc_t *desc)
+{
+    struct ibv_sge sge[1 + UCT_SRQUD_MAX_IOV];
+    struct ibv_send_wr wr;
+    uint8_t i;
+
+    sge[0].addr = (uintptr_t)uct_srqud_tx_desc_neth(desc);
+    sge[0].length = desc->length;
+    sge[0].lkey = desc->lkey;
+    for (i = 0; i < desc->num_zsge; ++i) {
+        sge[1 + i] = desc->zsge[i]; /* am_zcopy payload in user memory */
+    }
+    wr.sg_list          = sge;
+    wr.num_sge          = 1 + desc->num_zsge;
+    wr.send_flags       = ((desc->num_zsge == 0) &&
+                           (desc->length <= iface->config.max_inline)) ?
+                          IBV_SEND_INLINE : 0;
+    wr.wr.ud.ah         = ah;
+    wr.wr.ud.remote_qpn = dest_qpn;
+    return uct_srqud_tx_post_wr(iface, &wr, desc);
+}
+
+
+ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
+                                      struct ibv_ah *ah, uint32_t dest_qpn,
+                                      const void *packet, size_t length)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    ucs_assert(length <= iface->config.max_inline);
+    sge.addr            = (uintptr_t)packet;
+    sge.length          = length;
+    sge.lkey            = 0; /* inline data needs no key */
+    wr.sg_list          = &sge;
+    wr.num_sge          = 1;
+    wr.send_flags       = IBV_SEND_INLINE;
+    wr.wr.ud.ah         = ah;
+    wr.wr.ud.remote_qpn = dest_qpn;
+    return uct_srqud_tx_post_wr(iface, &wr, NULL);
+}
+
+
+unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
+{
+    struct ibv_wc wcs[64];
+    unsigned i, count;
+    int ret;
+
+    count = iface->tx.stash_count;
+    for (i = 0; i < count; ++i) {
+        uct_srqud_tx_complete(iface, &iface->tx.stash[i]);
+    }
+    iface->tx.stash_count = 0;
+
+    if (iface->tx.sn != iface->tx.comp_sn) {
+        ret = ibv_poll_cq(iface->send_cq,
+                          ucs_min(iface->config.tx_max_poll,
+                                  ucs_static_array_size(wcs)),
+                          wcs);
+        if (ucs_unlikely(ret < 0)) {
+            ucs_fatal("%s: ibv_poll_cq(send) failed: %d", iface->md->name, ret);
+        }
+
+        for (i = 0; i < ret; ++i) {
+            uct_srqud_tx_complete(iface, &wcs[i]);
+        }
+        count += ret;
+    }
+    return count;
+}

@@ -1,0 +1,56 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Transmit: send descriptors, posting to the interface's UD QP (inline
+ * when the packet fits), fault injection for tests, send completions.
+ * Every send is signaled, so completions arrive in posting order and a
+ * sequence number frees descriptors without a table per WQE.
+ */
+
+#ifndef UCT_SRQUD_TX_H_
+#define UCT_SRQUD_TX_H_
+
+#include "srqud_types.h"
+
+
+ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
+                               const uct_srqud_iface_config_t *config);
+
+/* At close, after the QP is gone: outstanding descriptors go back */
+void uct_srqud_tx_cleanup(uct_srqud_iface_t *iface);
+
+/* Post a descriptor's packet; the descriptor is freed by its completion
+ * unless an ep's window keeps it */
+ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
+                                    struct ibv_ah *ah, uint32_t dest_qpn,
+                                    uct_srqud_send_desc_t *desc);
+
+/* A packet copied into the work request (control packets): needs no
+ * descriptor, so acknowledgements go out even when every descriptor is
+ * waiting in a window for one */
+ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
+                                      struct ibv_ah *ah, uint32_t dest_qpn,
+                                      const void *packet, size_t length);
+
+/* Send completions (and those stashed by event_arm); returns how many */
+unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface);
+
+/* The HCA is done with a descriptor */
+void uct_srqud_tx_desc_completed(uct_srqud_iface_t *iface,
+                                 uct_srqud_send_desc_t *desc);
+
+
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_has_resources(uct_srqud_iface_t *iface)
+{
+    return iface->tx.available > 0;
+}
+
+
+static UCS_F_ALWAYS_INLINE uct_srqud_neth_t*
+uct_srqud_tx_desc_neth(uct_srqud_send_desc_t *desc)
+{
+    return (uct_srqud_neth_t*)(desc + 1);
+}
+
+#endif
