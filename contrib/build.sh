@@ -78,9 +78,9 @@ build_tree() {   # build_tree DIR UCX_PREFIX [CONFIGURE_ARGS...]
     cd "$ROOT"
 }
 
-# Route (a): our UCX, module installed where it dlopens modules from; UCG
+# Route (a): our UCX, module installed where it dlopens modules from; sucg
 # and its MPI glue (required here: the tests run them) into build/install:
-# lib/libsrqud_ucg.so, lib/libsucg_pmpi.so, lib/openmpi/mca_coll_sucg.so
+# lib/libsucg.so, lib/libsucg_pmpi.so, lib/openmpi/mca_coll_sucg.so
 build_tree "$SRQUD_BUILD/obj" "$UCX_PREFIX" --with-ompi=yes --with-mpich=yes
 make -C "$SRQUD_BUILD/obj" install > "$SRQUD_BUILD/obj/make-install.out" 2>&1 ||
     { tail -30 "$SRQUD_BUILD/obj/make-install.out"; exit 1; }
@@ -93,4 +93,4 @@ test -e "$SRQUD_BUILD/install/lib/libsucg_pmpi.so"
 build_tree "$SRQUD_BUILD/stock" /usr --without-ompi --without-mpich
 test -e "$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so"
 
-log "done: module $UCX_PREFIX/lib/ucx/libuct_srqud.so.0, preload $SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so, UCG + MPI glue in $SRQUD_BUILD/install"
+log "done: module $UCX_PREFIX/lib/ucx/libuct_srqud.so.0, preload $SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so, sucg + MPI glue in $SRQUD_BUILD/install"

@@ -66,14 +66,15 @@ unit_tests() {
 }
 step host_unit_tests unit_tests
 
-# UCG in MPI on the host (UCX of build/ucx over shared memory and tcp on
+# sucg in MPI on the host (UCX of build/ucx over shared memory and tcp on
 # lo): Open MPI + mca_coll_sucg.so and MPICH + libsucg_pmpi.so, 2..8 ranks,
-# 1 B..8 MiB, in place, datatypes, every byte and the UCG path checked
-ucg_mpi_tests() {
-    (. "$ROOT/contrib/env.sh" && "$ROOT/test/ucg/mpi/run.sh")
+# 1 B..8 MiB, in place, datatypes, every byte and the sucg path checked
+sucg_mpi_tests() {
+    (. "$ROOT/contrib/env.sh" && "$ROOT/test/sucg/mpi/run.sh")
 }
-step host_ucg_mpi_tests ucg_mpi_tests
+step host_sucg_mpi_tests sucg_mpi_tests
 
+# UCX's UCT conformance suite (test/ucx-gtest), run in the VM by route a
 if [ -x "$ROOT/contrib/build-ucx-gtest.sh" ]; then
     step build_ucx_uct_gtest "$ROOT/contrib/build-ucx-gtest.sh"
 fi

@@ -10,12 +10,12 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 ROUTE=a
-UCG_ONLY=0   # --ucg-only: just the UCG block (development)
+SUCG_ONLY=0  # --sucg-only (formerly --ucg-only): just the sucg block (development)
 for arg in "$@"; do
     case "$arg" in
     --stock)    ROUTE=b ;;
-    --ucg-only) UCG_ONLY=1 ;;
-    *) echo "usage: $0 [--stock] [--ucg-only]" >&2; exit 2 ;;
+    --sucg-only|--ucg-only) SUCG_ONLY=1 ;;
+    *) echo "usage: $0 [--stock] [--sucg-only]" >&2; exit 2 ;;
     esac
 done
 PRELOAD=$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so
@@ -50,7 +50,7 @@ PAIR=$ROOT/contrib/bench/perftest-pair.sh
 cd "$ROOT"
 echo "== vm-tests: route $ROUTE on $(uname -r), $(rdma link show 2>/dev/null | head -1)"
 
-if [ $ROUTE = a ] && [ $UCG_ONLY = 0 ]; then
+if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # Module loading: UCX dlopens libuct_srqud with no preload
     run ucx_info_lists_srqud sh -c 'ucx_info -d | tee /dev/stderr | grep -A3 "Transport: srqud" | grep -q "Device: rxe0:1"'
     run ucx_info_config_srqud sh -c 'ucx_info -c -f | grep -q "^UCX_SRQUD_SRQ_SIZE="'
@@ -93,7 +93,7 @@ if [ $ROUTE = a ] && [ $UCG_ONLY = 0 ]; then
     TEST_TIMEOUT=1500 run mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np "2 8" -- -o 64
     grep '^RESULT ' "$LOGDIR/mpi_srqud.log" | sed 's/^RESULT/    mpi run:/'
     # UCX's own UCT conformance suite, srqud cases
-    TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/contrib/ucx-gtest/run.sh"
+    TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh"
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
 elif [ $ROUTE = b ]; then
     # Stock Debian UCX, module preloaded
@@ -103,36 +103,36 @@ elif [ $ROUTE = b ]; then
     run stock_perftest_ucp_tag_lat "$PAIR" LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
 fi
 
-# ---- UCG (issue 5) ---------------------------------------------------------
+# ---- sucg (issue 5) --------------------------------------------------------
 # Collectives over UCP on real verbs, route a only: over rc_verbs (RDMA
 # writes; ud_verbs is UCP's auxiliary wire-up transport) and over srqud
 # (its zero-copy UD puts). Each run
 # verifies every byte; the MPI runs also prove through the glue's counters
-# that every MPI_Allgather went through UCG. Bounded for the emulated CPU:
+# that every MPI_Allgather went through sucg. Bounded for the emulated CPU:
 # 8 MiB blocks at 2 processes only.
 # srqud runs the same sizes as rc_verbs now that it has RMA of its own
 # (zero-copy puts/gets; before, UCP emulated puts over its AMs and large
 # ones stalled in the VM).
 if [ $ROUTE = a ]; then
-    LAUNCH=$SRQUD_BUILD/obj/test/ucg/sucg_launch
-    UCG_MPI=$ROOT/test/ucg/mpi/run.sh
+    LAUNCH=$SRQUD_BUILD/obj/test/sucg/sucg_launch
+    SUCG_MPI=$ROOT/test/sucg/mpi/run.sh
     SRQUD_ENV="UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1 UCX_WARN_UNUSED_ENV_VARS=n"
     RC_ENV="UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2 UCX_WARN_UNUSED_ENV_VARS=n"
     # sucg_launch: every algorithm, fresh/in-place/persistent/non-blocking
     # buffers; -m bounds the result bytes per rank (n * block)
-    run ucg_launch_rc_n2_8MB    env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
-    run ucg_launch_rc_n2        env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
-    run ucg_launch_rc_n3        env $RC_ENV "$LAUNCH" -n 3 -q -m 12582912 -t 500
-    run ucg_launch_rc_n5        env $RC_ENV "$LAUNCH" -n 5 -q -m 5242880 -t 500
-    run ucg_launch_rc_n8        env $RC_ENV "$LAUNCH" -n 8 -q -m 8388608 -t 500
-    run ucg_launch_srqud_n2_8MB env $SRQUD_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
-    run ucg_launch_srqud_n2     env $SRQUD_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
-    run ucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 3145728 -t 500
-    run ucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
-    run ucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 2097152 -t 500
+    run sucg_launch_rc_n2_8MB    env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
+    run sucg_launch_rc_n2        env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
+    run sucg_launch_rc_n3        env $RC_ENV "$LAUNCH" -n 3 -q -m 12582912 -t 500
+    run sucg_launch_rc_n5        env $RC_ENV "$LAUNCH" -n 5 -q -m 5242880 -t 500
+    run sucg_launch_rc_n8        env $RC_ENV "$LAUNCH" -n 8 -q -m 8388608 -t 500
+    run sucg_launch_srqud_n2_8MB env $SRQUD_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
+    run sucg_launch_srqud_n2     env $SRQUD_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
+    run sucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 3145728 -t 500
+    run sucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
+    run sucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 2097152 -t 500
     # MPI_Allgather under Open MPI + coll/sucg and MPICH + libsucg_pmpi.so
-    run ucg_mpi_rc    env TMO=300 "$UCG_MPI" --net rc --np "2 3 8"
-    run ucg_mpi_srqud env TMO=300 "$UCG_MPI" --net srqud --np "2 3 8"
+    run sucg_mpi_rc    env TMO=300 "$SUCG_MPI" --net rc --np "2 3 8"
+    run sucg_mpi_srqud env TMO=300 "$SUCG_MPI" --net srqud --np "2 3 8"
 fi
 
 exit $FAILED

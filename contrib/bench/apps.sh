@@ -17,36 +17,21 @@
 # Exits non-zero if a run fails or a result disagrees.
 #
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+. "$(dirname "$0")/common.sh"
 NP=2
 REPS=1
-while getopts "n:r:" o; do
-    case $o in
-    n) NP=$OPTARG ;;
-    r) REPS=$OPTARG ;;
-    *) exit 2 ;;
-    esac
-done
+bench_getopts "n:NP r:REPS" "$@"
 for b in lmp hpcc; do
     command -v $b >/dev/null || { echo "apps.sh: $b missing (apt-get install lammps hpcc)" >&2; exit 1; }
 done
-B=$SRQUD_BUILD/bench/apps
+B=$RESULTS/apps
 mkdir -p "$B"
-CSV=$SRQUD_BUILD/bench/apps.csv
+CSV=$RESULTS/apps.csv
 echo "app,variant,rep,seconds,metric,check" > "$CSV"
 rc=0
 
 mpi() {   # mpi UCX_TLS [VAR=VALUE...] -- CMD...
-    local tls=$1; shift
-    local xs=()
-    while [ "$1" != -- ]; do xs+=(-x "$1"); shift; done
-    shift
-    timeout 1800 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$NP" \
-        --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        --mca btl self --mca osc ^ucx --mca oob_tcp_if_include lo \
-        -x UCX_TLS="$tls" -x UCX_NET_DEVICES=rxe0:1 -x UCX_WARN_UNUSED_ENV_VARS=n \
-        "${xs[@]}" "$@"
+    bench_ompi 1800 "$NP" "$@"
 }
 
 VARIANTS="srqud ud_verbs rc_verbs"

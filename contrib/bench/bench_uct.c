@@ -163,3 +163,21 @@ uct_srqud_iface_stats_t bench_srqud_stats(const bench_ctx_t *ctx,
     }
     return st;
 }
+
+
+void bench_apply_env(const char *prefix)
+{
+    extern char **environ;
+    size_t skip = strlen(prefix);
+    char **e, name[256];
+    const char *eq;
+
+    for (e = environ; *e != NULL; ++e) {
+        if (strncmp(*e, prefix, skip) || strncmp(*e + skip, "UCX_", 4) ||
+            ((eq = strchr(*e, '=')) == NULL)) {
+            continue;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - skip), *e + skip);
+        setenv(name, eq + 1, 1);
+    }
+}

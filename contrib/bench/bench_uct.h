@@ -44,4 +44,8 @@ uct_srqud_iface_stats_t bench_srqud_stats(const bench_ctx_t *ctx,
 
 double bench_now_ms(void);
 
+/* Every PREFIX_UCX_X=v in the environment also becomes UCX_X=v: settings
+ * for one role of the benchmark only (the receiver's, the peers') */
+void bench_apply_env(const char *prefix);
+
 #endif

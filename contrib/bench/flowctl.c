@@ -69,23 +69,6 @@ static ucs_status_t rx_handler(void *arg, void *data, size_t length,
 }
 
 
-/* RX_UCX_X=v becomes UCX_X=v: the receiver's own settings */
-static void apply_rx_env(void)
-{
-    extern char **environ;
-    char **e, name[256];
-    const char *eq;
-
-    for (e = environ; *e != NULL; ++e) {
-        if (strncmp(*e, "RX_UCX_", 7) || ((eq = strchr(*e, '=')) == NULL)) {
-            continue;
-        }
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - 3), *e + 3);
-        setenv(name, eq + 1, 1);
-    }
-}
-
-
 int main(int argc, char **argv)
 {
     unsigned long n = 10000, compute_ms = 500, i, spins;
@@ -125,7 +108,7 @@ int main(int argc, char **argv)
         double t0, wait_ms;
         char go;
 
-        apply_rx_env();
+        bench_apply_env("RX_");   /* the receiver's own settings */
         bench_ctx_open(&ctx, g_tl, g_dev);
         bench_iface_open(&ctx, &rx_side);
         bench_check(uct_iface_set_am_handler(rx_side.iface, AM_ID, rx_handler,
@@ -154,6 +137,10 @@ int main(int argc, char **argv)
         _exit(0);
     }
 
+    /* only the child writes to the parent and reads from it: a receiver
+     * that fails is then seen (end of file) instead of waited for */
+    close(to_parent[1]);
+    close(to_child[0]);
     {
         bench_ctx_t ctx;
         bench_iface_t tx_side;
@@ -203,6 +190,9 @@ int main(int argc, char **argv)
                      sizeof(refilled) - (got - sizeof(res)));
             if (k > 0) {
                 got += k;
+            } else if (k == 0) {
+                fprintf(stderr, "flowctl: the receiver exited without results\n");
+                return 1;
             }
         }
         st = bench_srqud_stats(&ctx, tx_side.iface);

@@ -16,21 +16,14 @@
 # Table on stdout; CSV in $SRQUD_BUILD/bench/flowctl.csv.
 #
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+. "$(dirname "$0")/common.sh"
 SRQ=128
 COMPUTE=300
-while getopts "s:c:" o; do
-    case $o in
-    s) SRQ=$OPTARG ;;
-    c) COMPUTE=$OPTARG ;;
-    *) exit 2 ;;
-    esac
-done
-make -s -C "$ROOT/contrib/bench" >/dev/null
-BIN=$SRQUD_BUILD/bench/flowctl
-OUT=$SRQUD_BUILD/bench/flowctl.csv
-export UCX_WARN_UNUSED_ENV_VARS=n UCX_IB_GID_INDEX=2
+bench_getopts "s:SRQ c:COMPUTE" "$@"
+bench_build
+BIN=$RESULTS/flowctl
+OUT=$RESULTS/flowctl.csv
+export UCX_IB_GID_INDEX=2
 # the sender may have the whole burst in flight
 SEND="UCX_SRQUD_TX_WINDOW=16384 UCX_SRQUD_TX_QUEUE_LEN=1024"
 RXQ="RX_UCX_SRQUD_SRQ_SIZE=$SRQ RX_UCX_SRQUD_SRQ_MAX_SIZE=$((SRQ * 8))"

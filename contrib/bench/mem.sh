@@ -12,26 +12,18 @@
 # peers; CSV in $SRQUD_BUILD/bench/mem.csv.
 #
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+. "$(dirname "$0")/common.sh"
 N=1024
 P=4
 # rc_verbs stops at 512 peers: in the VM the step to 1024 RC connections
 # (2048 RC QPs on one Soft-RoCE device) did not finish in 20 minutes
 RC_N=512
-while getopts "n:p:r:" o; do
-    case $o in
-    n) N=$OPTARG ;;
-    r) RC_N=$OPTARG ;;
-    p) P=$OPTARG ;;
-    *) exit 2 ;;
-    esac
-done
-make -s -C "$ROOT/contrib/bench" >/dev/null
-B=$SRQUD_BUILD/bench
+bench_getopts "n:N p:P r:RC_N" "$@"
+bench_build
+B=$RESULTS
 CSV=$B/mem.csv
 ulimit -n 65536 2>/dev/null || true
-export UCX_WARN_UNUSED_ENV_VARS=n UCX_IB_GID_INDEX=2
+export UCX_IB_GID_INDEX=2
 # small peers: only the measured process keeps the defaults
 export PEER_UCX_SRQUD_SRQ_SIZE=16 PEER_UCX_SRQUD_SRQ_MAX_SIZE=16 \
        PEER_UCX_SRQUD_TX_QUEUE_LEN=16 PEER_UCX_SRQUD_RX_POST_BATCH=8 \

@@ -122,22 +122,6 @@ static void print_mem(const char *tl, unsigned peers)
 }
 
 
-static void apply_peer_env(void)
-{
-    extern char **environ;
-    char **e, name[256];
-    const char *eq;
-
-    for (e = environ; *e != NULL; ++e) {
-        if (strncmp(*e, "PEER_UCX_", 9) || ((eq = strchr(*e, '=')) == NULL)) {
-            continue;
-        }
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - 5), *e + 5);
-        setenv(name, eq + 1, 1);
-    }
-}
-
-
 static uct_ep_h connect_iface(uct_iface_h iface, const uint8_t *dev_addr,
                               const uint8_t *iface_addr)
 {
@@ -193,7 +177,7 @@ static void peer_main(const char *tl, const char *dev, unsigned n,
     int to_ep;
     bench_ctx_t ctx;
 
-    apply_peer_env();
+    bench_apply_env("PEER_");
     bench_ctx_open(&ctx, tl, dev);
     for (k = 0; k < count; ++k) {
         i = rank + k * nprocs;

@@ -8,6 +8,7 @@
 # index 0, is a link-local GID that lo does not have); srqud picks it alone.
 #
 set -uo pipefail
+. "$(dirname "$0")/common.sh"
 ITER=${ITER:-2000}
 CSV=""
 TLS="srqud ud_verbs"
@@ -30,7 +31,7 @@ tl_env() {   # environment for a transport
 # perftest TL TEST SIZE [ucp]: prints "lat_usec bw_MBs msgrate" or "FAIL"
 perftest() {
     local tl=$1 test=$2 size=$3 layer=${4:-uct}
-    local port=$((20000 + RANDOM % 20000)) args envs out
+    local args envs out
     envs=$(tl_env "$tl")
     if [ "$layer" = uct ]; then
         args="-t $test -x $tl -d rxe0:1 -n $ITER -s $size"
@@ -45,12 +46,9 @@ perftest() {
             envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
         fi
     fi
-    env $envs timeout 300 ucx_perftest -p $port $args > /dev/null 2>&1 &
-    local spid=$!
-    sleep 1.5
-    out=$(env $envs timeout 300 ucx_perftest 127.0.0.1 -p $port $args 2>&1)
+    # shellcheck disable=SC2086 # word lists
+    out=$(PERFTEST_TIMEOUT=300 "$ROOT/contrib/bench/perftest-pair.sh" $envs -- $args 2>&1)
     local rc=$?
-    wait $spid
     if [ $rc != 0 ] || ! echo "$out" | grep -q "Final:"; then
         echo FAIL
         return 1

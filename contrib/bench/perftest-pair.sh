@@ -3,15 +3,17 @@
 # Run an ucx_perftest server and client on loopback (inside the VM):
 #   perftest-pair.sh [VAR=VALUE...] -- PERFTEST_ARGS...
 # Exits 0 only if both sides exit 0. The client's output goes to stdout.
+# PERFTEST_TIMEOUT=SECONDS kills each side after that long (default: never).
 #
 envs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
 port=$((20000 + RANDOM % 20000))
-env "${envs[@]}" ucx_perftest -p $port "$@" > /dev/null 2>&1 &
+tmo=${PERFTEST_TIMEOUT:-0}
+env "${envs[@]}" timeout "$tmo" ucx_perftest -p $port "$@" > /dev/null 2>&1 &
 spid=$!
 sleep 1.5
-env "${envs[@]}" ucx_perftest 127.0.0.1 -p $port "$@"
+env "${envs[@]}" timeout "$tmo" ucx_perftest 127.0.0.1 -p $port "$@"
 crc=$?
 wait $spid
 src=$?

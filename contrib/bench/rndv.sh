@@ -16,19 +16,11 @@
 # from 64 KB, +50 % over copy-based UD).
 #
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+. "$(dirname "$0")/common.sh"
 MAX=$((4 << 20))
 ITERS=20
-while getopts "M:i:" o; do
-    case $o in
-    M) MAX=$OPTARG ;;
-    i) ITERS=$OPTARG ;;
-    *) exit 2 ;;
-    esac
-done
-B=$SRQUD_BUILD/bench
-mkdir -p "$B"
+bench_getopts "M:MAX i:ITERS" "$@"
+B=$RESULTS
 if [ ! -x "$B/mpi_bw" ] || [ "$ROOT/contrib/bench/mpi_bw.c" -nt "$B/mpi_bw" ]; then
     mpicc.openmpi -O2 -Wall -o "$B/mpi_bw" "$ROOT/contrib/bench/mpi_bw.c" || exit 1
 fi
@@ -37,14 +29,8 @@ echo "variant,size,lat_us,bw_MBs,bibw_MBs" > "$CSV"
 
 run() {   # run VARIANT UCX_TLS [VAR=VALUE...]
     local v=$1 tls=$2; shift 2
-    local xs=()
-    for e in "$@"; do xs+=(-x "$e"); done
     echo "== $v (UCX_TLS=$tls $*)" >&2
-    env "$@" timeout 1200 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 \
-        --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        --mca btl self --mca osc ^ucx --mca oob_tcp_if_include lo \
-        -x UCX_TLS="$tls" -x UCX_NET_DEVICES=rxe0:1 -x UCX_WARN_UNUSED_ENV_VARS=n \
-        "${xs[@]}" "$B/mpi_bw" -M "$MAX" -i "$ITERS" |
+    bench_ompi 1200 2 "$tls" "$@" -- "$B/mpi_bw" -M "$MAX" -i "$ITERS" |
         awk -v v="$v" 'NR > 1 && NF == 4 {print v "," $1 "," $2 "," $3 "," $4}' >> "$CSV"
     return ${PIPESTATUS[0]}
 }

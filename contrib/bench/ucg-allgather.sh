@@ -31,8 +31,8 @@
 # Not run by CI (minutes on the host, much longer in the VM).
 #
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${SRQUD_BUILD:-$ROOT/build}
+. "$(dirname "$0")/common.sh"
+B=$SRQUD_BUILD
 NET=host
 NPS="2 4 8"
 SIZES="4,16,64,256,1K,4K,16K,32K,64K,256K,1M"
@@ -57,11 +57,11 @@ while [ $# -gt 0 ]; do
     --matmul-iters) MM_ITERS=$2; shift 2 ;;
     --no-matmul)    MATMUL=0; shift ;;
     --out)          OUT=$2; shift 2 ;;
-    *) sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) bench_usage; exit 2 ;;
     esac
 done
-# shellcheck source=../../test/ucg/mpi/mpirun.sh
-. "$ROOT/test/ucg/mpi/mpirun.sh"
+# shellcheck source=../../test/sucg/mpi/mpirun.sh
+. "$ROOT/test/sucg/mpi/mpirun.sh"
 sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
 # the same transport for both MPIs and UCG; on the host: shared memory
 [ "$NET" = host ] && UCX_ENV=(UCX_TLS=sm,self "${UCX_ENV[@]}")
@@ -73,11 +73,11 @@ for a in $ALGOS; do
     case "$a" in recursive_doubling|ring|p2p_rd|p2p_ring) ;;
     *) echo "error: --algos: unknown UCG algorithm '$a'" >&2; exit 2 ;; esac
 done
-OUT=${OUT:-$B/bench/ucg-allgather-$NET}
+OUT=${OUT:-$RESULTS/ucg-allgather-$NET}
 mkdir -p "$OUT"
 COMPONENT_DIR=$B/install/lib/openmpi
 PMPI_LIB=$B/install/lib/libsucg_pmpi.so
-EX=$B/obj/src/ucg/examples
+EX=$B/obj/src/sucg/examples
 for f in "$COMPONENT_DIR/mca_coll_sucg.so" "$PMPI_LIB" "$EX/sucg_allgather_bench_ompi" \
          "$EX/sucg_allgather_bench_mpich" "$EX/sucg_matmul_ompi" "$EX/sucg_matmul_mpich"; do
     [ -e "$f" ] || { echo "error: $f missing: run contrib/build.sh" >&2; exit 1; }
@@ -169,7 +169,7 @@ ACSV=$OUT/allgather.csv
 MCSV=$OUT/matmul.csv
 echo "net,mode,impl,np,bytes,iters,lat_us,path" > "$ACSV"
 echo "== MPI_Allgather latency (us, mean per call, max over ranks), ${UCX_ENV[*]}"
-echo "   $(date -u +%FT%TZ), $(nproc) cores, Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:\s*//p')"
+echo "   Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:\s*//p')"
 t0=$(date +%s)
 for mode in $MODES; do
     fl=""; [ $mode = fresh ] && fl=-f
@@ -202,7 +202,7 @@ fi
 # ---- tables, ratios, plots ---------------------------------------------------
 {
     echo "# srqud UCG MPI_Allgather benchmark, ${UCX_ENV[*]}, $(date -u +%FT%TZ)"
-    echo "# command: $0 --net $NET --np \"$NPS\" --sizes $SIZES --iters $ITERS --modes \"$MODES\""
+    echo "# command: contrib/bench/$(basename "$0") --net $NET --np \"$NPS\" --sizes $SIZES --iters $ITERS --modes \"$MODES\""
     for mode in $MODES; do
         echo
         echo "## latency (us), mode=$mode (columns: implementation; rows: bytes per rank)"
@@ -241,7 +241,7 @@ EOF
         echo "## matrix multiplication, N=256 (us per iteration: allgather + local product)"
         column -t -s, "$MCSV"
     fi
-} | tee "$OUT/tables.txt"
+} | bench_filter | tee "$OUT/tables.txt"
 
 for mode in $MODES; do
     "$PYTHON" "$PLOT" "$ACSV" --x bytes --y lat_us --series impl --facet np --where mode=$mode \

@@ -487,6 +487,46 @@ static void report_ops(const rma_op_t *ops, size_t n, const uint8_t *got,
 }
 
 
+/* What the operations of a round leave in @a dst: their bytes of @a src */
+static void ops_apply(uint8_t *dst, const uint8_t *src, const rma_op_t *ops,
+                      size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; ++i) {
+        memcpy(dst + ops[i].offset, src + ops[i].offset, ops[i].length);
+    }
+}
+
+
+/* The target's start of a round: a fresh region of @a len bytes filled
+ * from @a seed, its rkey to the initiator; returns when the initiator
+ * reports its operations completed (progressing meanwhile unless passive) */
+static void target_round_begin(side_t *s, region_t *r, size_t len,
+                               uint64_t seed)
+{
+    region_map(s, r, len);
+    fill_random(r->base, len, seed);
+    region_send_rkey(s, r);
+    oob_wait(s, !opt.passive);
+    oob_recv_u64(s);                           /* "completed" */
+}
+
+
+/* The initiator's start of a round: the target's region (@a base, the
+ * returned rkey) and in @a *image what it holds before the round (filled
+ * from the same @a seed as the target's) */
+static ucp_rkey_h initiator_round_begin(side_t *s, size_t len, uint64_t seed,
+                                        uint64_t *base, uint8_t **image)
+{
+    ucp_rkey_h rkey = region_recv_rkey(s, base);
+
+    *image = malloc(len);
+    fill_random(*image, len, seed);
+    return rkey;
+}
+
+
 enum { FLUSH_WORKER, FLUSH_EP, FLUSH_NONE_EXPLICIT, FLUSH_CLOSE };
 
 
@@ -578,7 +618,7 @@ static ucs_status_t rma_issue(side_t *s, int is_get, int mode,
 static int check_put(side_t *s, int mode, char *detail, size_t max)
 {
     rma_op_t ops[NUM_SMALL + 4];
-    size_t n, len, i;
+    size_t n, len;
     int round, failed = 0;
     region_t r;
     uint8_t *image, *src, *snap;
@@ -589,11 +629,7 @@ static int check_put(side_t *s, int mode, char *detail, size_t max)
     for (round = 0; round < opt.rounds; ++round) {
         n = rma_ops_make(1000 + round, ops, &len);
         if (s->is_target) {
-            region_map(s, &r, len);
-            fill_random(r.base, len, 77 + round);
-            region_send_rkey(s, &r);
-            oob_wait(s, !opt.passive);
-            oob_recv_u64(s);                   /* "completed" */
+            target_round_begin(s, &r, len, 77 + round);
             snap = malloc(len);
             memcpy(snap, r.base, len);         /* before anything else runs */
             image = malloc(len);
@@ -616,14 +652,11 @@ static int check_put(side_t *s, int mode, char *detail, size_t max)
             continue;
         }
 
-        rkey  = region_recv_rkey(s, &base);
-        src   = malloc(len);
-        image = malloc(len);
-        fill_random(image, len, 77 + round);   /* the target's initial bytes */
+        /* the target's bytes after the round */
+        rkey = initiator_round_begin(s, len, 77 + round, &base, &image);
+        src  = malloc(len);
         fill_random(src, len, 5000 + round);
-        for (i = 0; i < n; ++i) {
-            memcpy(image + ops[i].offset, src + ops[i].offset, ops[i].length);
-        }
+        ops_apply(image, src, ops, n);
         status = rma_issue(s, 0, mode, ops, n, src, base, rkey);
         oob_send_u64(s, 1);
         oob_send(s, image, len);
@@ -655,7 +688,7 @@ static int check_put(side_t *s, int mode, char *detail, size_t max)
 static int check_get(side_t *s, int mode, char *detail, size_t max)
 {
     rma_op_t ops[NUM_SMALL + 4];
-    size_t n, len, i;
+    size_t n, len;
     int round, failed = 0;
     region_t r;
     uint8_t *image, *dst, *want;
@@ -666,25 +699,18 @@ static int check_get(side_t *s, int mode, char *detail, size_t max)
     for (round = 0; round < opt.rounds; ++round) {
         n = rma_ops_make(2000 + round, ops, &len);
         if (s->is_target) {
-            region_map(s, &r, len);
-            fill_random(r.base, len, 99 + round);
-            region_send_rkey(s, &r);
-            oob_wait(s, !opt.passive);
-            oob_recv_u64(s);
+            target_round_begin(s, &r, len, 99 + round);
             region_unmap(s, &r);
             continue;
         }
 
-        rkey  = region_recv_rkey(s, &base);
-        image = malloc(len);
-        dst   = malloc(len);
-        want  = malloc(len);
-        fill_random(image, len, 99 + round);
+        /* the target's bytes, read into a buffer of 0xa5 */
+        rkey = initiator_round_begin(s, len, 99 + round, &base, &image);
+        dst  = malloc(len);
+        want = malloc(len);
         memset(dst, 0xa5, len);
         memset(want, 0xa5, len);
-        for (i = 0; i < n; ++i) {
-            memcpy(want + ops[i].offset, image + ops[i].offset, ops[i].length);
-        }
+        ops_apply(want, image, ops, n);
         status = rma_issue(s, 1, mode, ops, n, dst, base, rkey);
         /* compared before the target may change or unmap anything */
         if (compare(dst, want, len, detail, max)) {

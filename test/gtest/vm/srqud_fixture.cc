@@ -7,9 +7,11 @@
 #include <ucs/async/async_fwd.h>
 #include <ucs/type/thread_mode.h>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 extern "C" {
 ucs_status_t ucs_async_context_create(ucs_async_mode_t mode,
@@ -77,6 +79,83 @@ bool check_pattern(const void *buf, size_t len, uint64_t seq)
     std::vector<uint8_t> expected(len);
     fill_pattern(expected.data(), len, seq);
     return (len == 0) || !memcmp(buf, expected.data(), len);
+}
+
+
+void fill_seq_msg(void *buf, size_t length, uint64_t seq)
+{
+    memcpy(buf, &seq, sizeof(seq));
+    fill_pattern(static_cast<uint8_t*>(buf) + sizeof(seq),
+                 length - sizeof(seq), seq);
+}
+
+
+namespace {
+
+struct seq_msg {
+    uint64_t seq;
+    size_t   length;
+};
+
+size_t seq_msg_pack(void *dest, void *arg)
+{
+    const seq_msg *m = static_cast<const seq_msg*>(arg);
+    fill_seq_msg(dest, m->length, m->seq);
+    return m->length;
+}
+
+} // namespace
+
+
+ssize_t send_seq_bcopy(uct_ep_h ep, uint8_t am_id, uint64_t seq,
+                       size_t length)
+{
+    seq_msg m = {seq, length};
+    return uct_ep_am_bcopy(ep, am_id, seq_msg_pack, &m, 0);
+}
+
+
+ucs_status_t am_log::handler(void *arg, void *data, size_t length,
+                             unsigned flags)
+{
+    am_log *log = static_cast<am_log*>(arg);
+    uint64_t seq;
+
+    ++log->count;
+    if (length < sizeof(seq)) {
+        ++log->bad;
+        return UCS_OK;
+    }
+
+    memcpy(&seq, data, sizeof(seq));
+    if (!check_pattern(static_cast<char*>(data) + sizeof(seq),
+                       length - sizeof(seq), seq)) {
+        ++log->bad;
+    }
+    if (seq != log->next_seq) {
+        ++log->misordered;
+    }
+    log->next_seq     = seq + 1;
+    log->lengths[seq] = length;
+    log->sum         += checksum(data, length);
+    return UCS_OK;
+}
+
+
+ucs_status_t am_log::attach(const iface &i, uint8_t am_id)
+{
+    return uct_iface_set_am_handler(i.handle, am_id, handler, this, 0);
+}
+
+
+ucs_status_t err_log::handler(void *arg, uct_ep_h ep, ucs_status_t status)
+{
+    err_log *log = static_cast<err_log*>(arg);
+
+    ++log->count;
+    log->status = status;
+    log->ep     = ep;
+    return UCS_OK;
 }
 
 
@@ -186,7 +265,7 @@ iface::~iface()
 }
 
 
-ucs_status_t iface::open(size_t rx_headroom)
+ucs_status_t iface::open(err_log *errors)
 {
     uct_iface_config_t *config;
     uct_iface_params_t params;
@@ -206,9 +285,17 @@ ucs_status_t iface::open(size_t rx_headroom)
     params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name  = "srqud";
     params.mode.device.dev_name = ctx.dev_name.c_str();
-    params.rx_headroom          = rx_headroom;
+    params.rx_headroom          = 0;
     params.stats_root           = NULL;
     UCS_CPU_ZERO(&params.cpu_mask);
+    if (errors != nullptr) {
+        params.field_mask       |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.err_handler       = err_log::handler;
+        params.err_handler_arg   = errors;
+        params.err_handler_flags = 0;
+    }
 
     status = uct_iface_open(ctx.md, ctx.worker, &params, config, &handle);
     uct_config_release(config);
@@ -274,6 +361,132 @@ unsigned iface::progress()
 }
 
 
+bool vanished_peer(uct_ctx &ctx, std::vector<uint8_t> &dev_addr,
+                   std::vector<uint8_t> &iface_addr)
+{
+    iface peer(ctx);
+    ucs_status_t status = peer.open();
+
+    EXPECT_EQ(UCS_OK, status) << "the peer to vanish: "
+                              << ucs_status_string(status);
+    dev_addr   = peer.dev_addr;
+    iface_addr = peer.iface_addr;
+    return status == UCS_OK;
+}
+
+
+dead_peer_ep::~dead_peer_ep()
+{
+    if (ep != nullptr) {
+        uct_ep_destroy(ep);
+    }
+    local.reset();
+}
+
+
+void dead_peer_ep::open()
+{
+    std::vector<uint8_t> dev_addr, iface_addr;
+
+    ASSERT_UCS_OK(ctx.init());
+    local.reset(new iface(ctx));
+    ASSERT_UCS_OK(local->open(&errors));
+    ASSERT_TRUE(vanished_peer(ctx, dev_addr, iface_addr));
+    ASSERT_UCS_OK(local->connect(dev_addr, iface_addr, &ep));
+}
+
+
+namespace {
+
+bool write_all(int fd, const void *buf, size_t len)
+{
+    return write(fd, buf, len) == (ssize_t)len;
+}
+
+bool read_all(int fd, void *buf, size_t len)
+{
+    return read(fd, buf, len) == (ssize_t)len;
+}
+
+} // namespace
+
+
+bool write_address(int fd, const iface &i)
+{
+    uint32_t lens[2] = {(uint32_t)i.dev_addr.size(),
+                        (uint32_t)i.iface_addr.size()};
+
+    return write_all(fd, lens, sizeof(lens)) &&
+           write_all(fd, i.dev_addr.data(), lens[0]) &&
+           write_all(fd, i.iface_addr.data(), lens[1]);
+}
+
+
+bool read_address(int fd, std::vector<uint8_t> &dev_addr,
+                  std::vector<uint8_t> &iface_addr)
+{
+    uint32_t lens[2];
+
+    if (!read_all(fd, lens, sizeof(lens))) {
+        return false;
+    }
+    dev_addr.resize(lens[0]);
+    iface_addr.resize(lens[1]);
+    return read_all(fd, dev_addr.data(), lens[0]) &&
+           read_all(fd, iface_addr.data(), lens[1]);
+}
+
+
+iface_pair::~iface_pair()
+{
+    close_pair();
+    m_envs.clear();
+}
+
+
+void iface_pair::set_env(const char *name, const char *value)
+{
+    m_envs.emplace_back(new env_guard(name, value));
+}
+
+
+void iface_pair::drop_packets(const char *fraction)
+{
+    set_env("UCX_SRQUD_FAULT_TX_DROP", fraction);
+    set_env("UCX_LOG_LEVEL", "error");
+}
+
+
+void iface_pair::open_pair(int am_id, uint64_t first_seq)
+{
+    setup_env();
+    ASSERT_UCS_OK(ctx.init());
+    if (two_workers) {
+        ASSERT_UCS_OK(m_rx_ctx.init());
+    }
+    sender.reset(new iface(ctx));
+    receiver.reset(new iface(rx_ctx()));
+    ASSERT_UCS_OK(sender->open());
+    ASSERT_UCS_OK(receiver->open());
+    if (am_id >= 0) {
+        log = am_log(first_seq);
+        ASSERT_UCS_OK(log.attach(*receiver, am_id));
+    }
+    ASSERT_UCS_OK(sender->connect(*receiver, &ep));
+}
+
+
+void iface_pair::close_pair()
+{
+    if (ep != nullptr) {
+        uct_ep_destroy(ep);
+        ep = nullptr;
+    }
+    sender.reset();
+    receiver.reset();
+}
+
+
 comp_t::comp_t(int count)
 {
     super.func   = [](uct_completion_t *self) {
@@ -317,6 +530,14 @@ bool region::guards_intact() const
         }
     }
     return true;
+}
+
+ucs_status_t rma_zcopy(uct_ep_h ep, bool is_get, const uct_iov_t *iov,
+                       uint64_t remote_addr, uct_rkey_t rkey,
+                       uct_completion_t *comp)
+{
+    return is_get ? uct_ep_get_zcopy(ep, iov, 1, remote_addr, rkey, comp) :
+                    uct_ep_put_zcopy(ep, iov, 1, remote_addr, rkey, comp);
 }
 
 } // namespace srqud_test

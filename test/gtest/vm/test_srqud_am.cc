@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <map>
 #include <memory>
 
 using namespace srqud_test;
@@ -22,90 +21,13 @@ namespace {
 
 const uint8_t AM_ID = 7;
 
-/* What a receiver saw: per sequence number, the length and whether the
- * payload matched the pattern */
-struct rx_log {
-    unsigned              count   = 0;
-    unsigned              bad     = 0;
-    uint64_t              last_seq = 0;
-    bool                  in_order = true;
-    std::map<uint64_t, size_t> lengths;
-};
-
-/* Payload: 8-byte sequence number, then the pattern for that number */
-ucs_status_t am_handler(void *arg, void *data, size_t length, unsigned flags)
-{
-    rx_log *log = static_cast<rx_log*>(arg);
-    uint64_t seq;
-
-    if (length < sizeof(seq)) {
-        ++log->bad;
-        return UCS_OK;
-    }
-
-    memcpy(&seq, data, sizeof(seq));
-    if (!check_pattern(static_cast<char*>(data) + sizeof(seq),
-                       length - sizeof(seq), seq)) {
-        ++log->bad;
-    }
-    if ((log->count > 0) && (seq <= log->last_seq)) {
-        log->in_order = false;
-    }
-    log->last_seq       = seq;
-    log->lengths[seq]   = length;
-    ++log->count;
-    return UCS_OK;
-}
-
-struct bcopy_arg {
-    uint64_t seq;
-    size_t   length;   /* total, sequence number included */
-};
-
-size_t pack_cb(void *dest, void *arg)
-{
-    bcopy_arg *a = static_cast<bcopy_arg*>(arg);
-    memcpy(dest, &a->seq, sizeof(a->seq));
-    fill_pattern(static_cast<char*>(dest) + sizeof(a->seq),
-                 a->length - sizeof(a->seq), a->seq);
-    return a->length;
-}
-
-/* Progress until @a done or a bound on iterations; returns done() */
-template <typename F>
-bool progress_until(iface &i, F done, unsigned long max_iter = 20000000ul)
-{
-    for (unsigned long n = 0; n < max_iter; ++n) {
-        if (done()) {
-            return true;
-        }
-        i.progress();
-    }
-    return done();
-}
-
-class srqud_am : public ::testing::Test {
+/* Two interfaces on one worker; the receiver logs AM_ID messages, whose
+ * sequence numbers start at 1 and carry the pattern for their number */
+class srqud_am : public ::testing::Test, public iface_pair {
 public:
     void SetUp() override
     {
-        ASSERT_UCS_OK(ctx.init());
-        sender.reset(new iface(ctx));
-        receiver.reset(new iface(ctx));
-        ASSERT_UCS_OK(sender->open());
-        ASSERT_UCS_OK(receiver->open());
-        ASSERT_UCS_OK(uct_iface_set_am_handler(receiver->handle, AM_ID,
-                                               am_handler, &log,
-                                               0));
-        ASSERT_UCS_OK(sender->connect(*receiver, &ep));
-    }
-
-    void TearDown() override
-    {
-        if (ep != nullptr) {
-            uct_ep_destroy(ep);
-        }
-        sender.reset();
-        receiver.reset();
+        ASSERT_NO_FATAL_FAILURE(open_pair(AM_ID, 1));
     }
 
     ucs_status_t send_short(uint64_t seq, size_t length)
@@ -118,39 +40,32 @@ public:
 
     ucs_status_t send_bcopy(uint64_t seq, size_t length)
     {
-        bcopy_arg arg = {seq, length};
-        ssize_t ret   = uct_ep_am_bcopy(ep, AM_ID, pack_cb, &arg, 0);
+        ssize_t ret = send_seq_bcopy(ep, AM_ID, seq, length);
         return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
     }
 
     /* Send, progressing while the interface is out of resources */
     template <typename F> void send_retry(F send)
     {
-        ucs_status_t status;
-        unsigned long n = 0;
-        while ((status = send()) == UCS_ERR_NO_RESOURCE) {
-            sender->progress();
-            ASSERT_LT(++n, 10000000ul) << "send never got resources";
-        }
-        ASSERT_UCS_OK(status);
+        ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, send,
+                                   [&] { sender->progress(); }, 10000000ul));
     }
 
     void flush_all()
     {
-        ucs_status_t status;
-        unsigned long n = 0;
-        while ((status = uct_iface_flush(sender->handle, 0, NULL)) ==
-               UCS_INPROGRESS) {
-            sender->progress();
-            ASSERT_LT(++n, 10000000ul) << "flush did not complete";
-        }
-        ASSERT_UCS_OK(status);
+        ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
+            return uct_iface_flush(sender->handle, 0, NULL);
+        }, [&] { sender->progress(); }, 10000000ul));
     }
 
-    uct_ctx                ctx;
-    std::unique_ptr<iface> sender, receiver;
-    uct_ep_h               ep = nullptr;
-    rx_log                 log;
+    /* all @a n messages received, intact and in order */
+    void expect_received(uint64_t n)
+    {
+        ASSERT_TRUE(progress_until(*receiver, [&] { return log.count == n; }))
+            << "received " << log.count << " of " << n;
+        EXPECT_EQ(0u, log.bad);
+        EXPECT_TRUE(log.in_order());
+    }
 };
 
 } // namespace
@@ -183,10 +98,7 @@ TEST_F(srqud_am, short_all_sizes_verified)
     }
     flush_all();
 
-    ASSERT_TRUE(progress_until(*receiver, [&] { return log.count == seq; }))
-        << "received " << log.count << " of " << seq;
-    EXPECT_EQ(0u, log.bad);
-    EXPECT_TRUE(log.in_order);
+    ASSERT_NO_FATAL_FAILURE(expect_received(seq));
     for (uint64_t s = 1; s <= seq; ++s) {
         EXPECT_EQ(sizeof(uint64_t) + (s - 1), log.lengths[s]) << "seq " << s;
     }
@@ -210,10 +122,7 @@ TEST_F(srqud_am, bcopy_sizes_up_to_mtu_verified)
     }
     flush_all();
 
-    ASSERT_TRUE(progress_until(*receiver, [&] { return log.count == seq; }))
-        << "received " << log.count << " of " << seq;
-    EXPECT_EQ(0u, log.bad);
-    EXPECT_TRUE(log.in_order);
+    ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
 
 TEST_F(srqud_am, oversize_is_refused)
@@ -256,11 +165,8 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     ASSERT_UCS_OK(uct_ep_pending_add(ep, &req.super, 0));
 
     /* The endpoint has pending work: flush must ask the caller to wait */
-    uct_completion_t comp;
-    comp.func   = [](uct_completion_t *self) {};
-    comp.count  = 1;
-    comp.status = UCS_OK;
-    EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_flush(ep, 0, &comp));
+    comp_t comp;
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_flush(ep, 0, &comp.super));
 
     ASSERT_TRUE(progress_until(*sender, [&] { return req.done; }));
     ++seq;
@@ -268,19 +174,16 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     /* The pending send may have refilled the window (under injected loss
      * acks come late): flush then asks again for resources, as UCT allows */
     ASSERT_TRUE(progress_until(*sender, [&] {
-        status = uct_ep_flush(ep, 0, &comp);
+        status = uct_ep_flush(ep, 0, &comp.super);
         return status != UCS_ERR_NO_RESOURCE;
     }));
     if (status == UCS_INPROGRESS) {
-        ASSERT_TRUE(progress_until(*sender, [&] { return comp.count == 0; }));
+        ASSERT_TRUE(progress_until(*sender, [&] { return comp.super.count == 0; }));
     } else {
         ASSERT_UCS_OK(status);
     }
 
-    ASSERT_TRUE(progress_until(*receiver, [&] { return log.count == seq; }))
-        << "received " << log.count << " of " << seq;
-    EXPECT_EQ(0u, log.bad);
-    EXPECT_TRUE(log.in_order);
+    ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
 
 TEST_F(srqud_am, event_fd_wakes_on_receive)

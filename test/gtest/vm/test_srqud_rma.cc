@@ -19,43 +19,36 @@ using namespace srqud_test;
 
 namespace {
 
-class srqud_rma : public ::testing::Test {
+/* Two interfaces on one worker and an endpoint from the local one to the
+ * peer; derived fixtures set the environment first */
+class srqud_rma : public ::testing::Test, public iface_pair {
 public:
     void SetUp() override
     {
-        ASSERT_UCS_OK(ctx.init());
-        local.reset(new iface(ctx));
-        peer.reset(new iface(ctx));
-        ASSERT_UCS_OK(local->open());
-        ASSERT_UCS_OK(peer->open());
-        ASSERT_UCS_OK(local->connect(*peer, &ep));
+        ASSERT_NO_FATAL_FAILURE(open_pair());
     }
 
-    void TearDown() override
-    {
-        if (ep != nullptr) {
-            uct_ep_destroy(ep);
-        }
-        local.reset();
-        peer.reset();
-    }
-
+protected:
     /* progress the (shared) worker until @a c completed */
     bool wait(comp_t &c, unsigned long max = 400000000ul)
     {
-        for (unsigned long n = 0; (c.calls == 0) && (n < max); ++n) {
-            local->progress();
-        }
+        progress_until(*local, [&] { return c.calls > 0; }, max);
         return c.calls == 1;
+    }
+
+    /* post with retries while out of resources */
+    template <typename Op> ucs_status_t post(Op op)
+    {
+        return repeat_while(UCS_ERR_NO_RESOURCE, op,
+                            [&] { local->progress(); }, 400000000ul);
     }
 
     ucs_status_t flush()
     {
         comp_t c;
-        ucs_status_t status;
-        while ((status = uct_ep_flush(ep, 0, &c.super)) == UCS_ERR_NO_RESOURCE) {
-            local->progress();
-        }
+        ucs_status_t status = post([&] {
+            return uct_ep_flush(ep, 0, &c.super);
+        });
         if (status != UCS_INPROGRESS) {
             return status;
         }
@@ -64,28 +57,24 @@ public:
 
     /* get_zcopy or put_zcopy of @a length bytes between a local and a
      * remote region, checked byte by byte */
-    void zcopy(bool is_get, size_t length, unsigned long *zcopy_xfers = nullptr)
+    void zcopy(bool is_get, size_t length, unsigned long *zcopy_xfers = nullptr,
+               uint64_t seed = 0, unsigned long max_wait = 400000000ul)
     {
         region remote(ctx, length, UCT_MD_MEM_ACCESS_ALL);
         region mine(ctx, length, UCT_MD_MEM_ACCESS_ALL);
         uint8_t *src = is_get ? remote.data() : mine.data();
-        fill_pattern(src, length, length);
+        fill_pattern(src, length, (seed != 0) ? seed : length);
 
         unsigned long before = srqud_stats(local->handle).zcopy_xfers +
                                srqud_stats(peer->handle).zcopy_xfers;
         uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
         comp_t c;
-        ucs_status_t status;
-        while ((status = is_get ?
-                uct_ep_get_zcopy(ep, &iov, 1, remote.addr(), remote.rkey.rkey,
-                                 &c.super) :
-                uct_ep_put_zcopy(ep, &iov, 1, remote.addr(), remote.rkey.rkey,
-                                 &c.super)) == UCS_ERR_NO_RESOURCE) {
-            local->progress();
-        }
-        ASSERT_EQ(UCS_INPROGRESS, status);
-        ASSERT_TRUE(wait(c)) << (is_get ? "get" : "put") << " of " << length
-                             << " never completed";
+        ASSERT_EQ(UCS_INPROGRESS, post([&] {
+            return rma_zcopy(ep, is_get, &iov, remote.addr(),
+                             remote.rkey.rkey, &c.super);
+        }));
+        ASSERT_TRUE(wait(c, max_wait)) << (is_get ? "get" : "put") << " of "
+                                       << length << " never completed";
         ASSERT_EQ(UCS_OK, c.super.status);
         uint8_t *dst = is_get ? mine.data() : remote.data();
         EXPECT_EQ(checksum(src, length), checksum(dst, length))
@@ -98,9 +87,28 @@ public:
         }
     }
 
-    uct_ctx                ctx;
-    std::unique_ptr<iface> local, peer;
-    uct_ep_h               ep = nullptr;
+    /* the initiator of every operation, and its target */
+    std::unique_ptr<iface> &local = sender, &peer = receiver;
+};
+
+
+/* 5 % of the packets, chunks included, lost on purpose */
+class srqud_rma_loss : public srqud_rma {
+protected:
+    void setup_env() override
+    {
+        drop_packets("0.05");
+    }
+};
+
+
+/* A pool of one QP */
+class srqud_rma_pool : public srqud_rma {
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_ZCOPY_QPS", "1");
+    }
 };
 
 } // namespace
@@ -177,53 +185,21 @@ TEST_F(srqud_rma, get_and_put_zcopy_sizes_verified)
 
 /* 5 % of the packets, chunks included, lost on purpose: selective
  * retransmission rounds recover every byte */
-TEST(srqud_rma_loss, zcopy_under_loss_verified)
+TEST_F(srqud_rma_loss, zcopy_under_loss_verified)
 {
-    env_guard t1("UCX_SRQUD_FAULT_TX_DROP", "0.05");
-    env_guard t2("UCX_LOG_LEVEL", "error");
-    uct_ctx ctx;
-    ASSERT_UCS_OK(ctx.init());
-    iface a(ctx), b(ctx);
-    ASSERT_UCS_OK(a.open());
-    ASSERT_UCS_OK(b.open());
-    uct_ep_h ep;
-    ASSERT_UCS_OK(a.connect(b, &ep));
-
     for (int is_get = 0; is_get < 2; ++is_get) {
-        const size_t length = 3 << 20;
-        region remote(ctx, length, UCT_MD_MEM_ACCESS_ALL);
-        region mine(ctx, length, UCT_MD_MEM_ACCESS_ALL);
-        uint8_t *src = is_get ? remote.data() : mine.data();
-        fill_pattern(src, length, 11 + is_get);
-        uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
-        comp_t c;
-        ucs_status_t status;
-        while ((status = is_get ?
-                uct_ep_get_zcopy(ep, &iov, 1, remote.addr(), remote.rkey.rkey,
-                                 &c.super) :
-                uct_ep_put_zcopy(ep, &iov, 1, remote.addr(), remote.rkey.rkey,
-                                 &c.super)) == UCS_ERR_NO_RESOURCE) {
-            a.progress();
-        }
-        ASSERT_EQ(UCS_INPROGRESS, status);
-        for (unsigned long n = 0; (c.calls == 0) && (n < 800000000ul); ++n) {
-            a.progress();
-        }
-        ASSERT_EQ(1u, c.calls);
-        EXPECT_EQ(UCS_OK, c.super.status);
-        uint8_t *dst = is_get ? mine.data() : remote.data();
-        EXPECT_EQ(checksum(src, length), checksum(dst, length));
+        ASSERT_NO_FATAL_FAILURE(zcopy(is_get, 3 << 20, nullptr, 11 + is_get,
+                                      800000000ul));
     }
 
-    uct_srqud_iface_stats_t sa = srqud_stats(a.handle);
-    uct_srqud_iface_stats_t sb = srqud_stats(b.handle);
+    uct_srqud_iface_stats_t sa = srqud_stats(local->handle);
+    uct_srqud_iface_stats_t sb = srqud_stats(peer->handle);
     EXPECT_GT(sa.fault_dropped + sb.fault_dropped, 0u);
     EXPECT_GT(sa.zcopy_rounds_extra + sb.zcopy_rounds_extra, 0u);
     EXPECT_EQ(2u, sa.zcopy_xfers + sb.zcopy_xfers);
     /* selective: far fewer chunks than resending the 6 MB at every loss */
-    unsigned long chunks = (6 << 20) / a.attr.cap.am.align_mtu;
+    unsigned long chunks = (6 << 20) / local->attr.cap.am.align_mtu;
     EXPECT_LT(sa.zcopy_chunks_sent + sb.zcopy_chunks_sent, 2 * chunks);
-    uct_ep_destroy(ep);
 }
 
 
@@ -259,14 +235,9 @@ TEST_F(srqud_rma, hostile_requests_are_refused)
     for (auto &r : reqs) {
         iov.length   = r.len;
         comp_t c;
-        ucs_status_t status;
-        while ((status = r.is_get ?
-                uct_ep_get_zcopy(ep, &iov, 1, r.addr, r.rkey, &c.super) :
-                uct_ep_put_zcopy(ep, &iov, 1, r.addr, r.rkey, &c.super)) ==
-               UCS_ERR_NO_RESOURCE) {
-            local->progress();
-        }
-        ASSERT_EQ(UCS_INPROGRESS, status) << r.what;
+        ASSERT_EQ(UCS_INPROGRESS, post([&] {
+            return rma_zcopy(ep, r.is_get, &iov, r.addr, r.rkey, &c.super);
+        })) << r.what;
         ASSERT_TRUE(wait(c)) << r.what << ": never completed";
         EXPECT_NE(UCS_OK, c.super.status) << r.what << " was not refused";
     }
@@ -328,17 +299,8 @@ TEST_F(srqud_rma, requests_after_deregistration_are_refused)
 
 /* A pool of one QP and three gets at once: the others take the copy path,
  * nothing fails */
-TEST(srqud_rma_pool, no_free_pool_qp_falls_back_to_copy)
+TEST_F(srqud_rma_pool, no_free_pool_qp_falls_back_to_copy)
 {
-    env_guard t1("UCX_SRQUD_ZCOPY_QPS", "1");
-    uct_ctx ctx;
-    ASSERT_UCS_OK(ctx.init());
-    iface a(ctx), b(ctx);
-    ASSERT_UCS_OK(a.open());
-    ASSERT_UCS_OK(b.open());
-    uct_ep_h ep;
-    ASSERT_UCS_OK(a.connect(b, &ep));
-
     const size_t length = 256 * 1024;
     region remote(ctx, length, UCT_MD_MEM_ACCESS_ALL);
     fill_pattern(remote.data(), length, 5);
@@ -348,28 +310,19 @@ TEST(srqud_rma_pool, no_free_pool_qp_falls_back_to_copy)
         dst.emplace_back(new region(ctx, length, UCT_MD_MEM_ACCESS_ALL));
         comps.emplace_back(new comp_t());
         uct_iov_t iov = {dst[i]->data(), length, dst[i]->memh, 0, 1};
-        ucs_status_t status;
-        while ((status = uct_ep_get_zcopy(ep, &iov, 1, remote.addr(),
-                                          remote.rkey.rkey,
-                                          &comps[i]->super)) ==
-               UCS_ERR_NO_RESOURCE) {
-            a.progress();
-        }
-        ASSERT_EQ(UCS_INPROGRESS, status);
+        ASSERT_EQ(UCS_INPROGRESS, post([&] {
+            return uct_ep_get_zcopy(ep, &iov, 1, remote.addr(),
+                                    remote.rkey.rkey, &comps[i]->super);
+        }));
     }
     for (int i = 0; i < 3; ++i) {
-        for (unsigned long n = 0; (comps[i]->calls == 0) && (n < 400000000ul);
-             ++n) {
-            a.progress();
-        }
-        ASSERT_EQ(1u, comps[i]->calls);
+        ASSERT_TRUE(wait(*comps[i]));
         EXPECT_EQ(UCS_OK, comps[i]->super.status);
         EXPECT_EQ(checksum(remote.data(), length),
                   checksum(dst[i]->data(), length));
     }
-    EXPECT_EQ(2u, srqud_stats(a.handle).zcopy_fallbacks);
-    EXPECT_EQ(1u, srqud_stats(a.handle).zcopy_xfers);
-    uct_ep_destroy(ep);
+    EXPECT_EQ(2u, srqud_stats(local->handle).zcopy_fallbacks);
+    EXPECT_EQ(1u, srqud_stats(local->handle).zcopy_xfers);
 }
 
 
@@ -377,87 +330,37 @@ TEST(srqud_rma_pool, no_free_pool_qp_falls_back_to_copy)
  * completion, the pool QP comes back (a next get succeeds on a live peer) */
 TEST(srqud_rma_dead, peer_gone_mid_transfer_is_an_endpoint_error)
 {
-    env_guard t1("UCX_SRQUD_TIMEOUT", "1s");
-    env_guard t2("UCX_SRQUD_RTO_MAX", "100ms");
-    env_guard t3("UCX_SRQUD_ZCOPY_QPS", "1");
-    uct_ctx ctx;
-    ASSERT_UCS_OK(ctx.init());
-
-    uct_iface_config_t *config;
-    ASSERT_UCS_OK(uct_md_iface_config_read(ctx.md, "srqud", NULL, NULL,
-                                           &config));
-    uct_iface_params_t params;
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "srqud";
-    params.mode.device.dev_name = ctx.dev_name.c_str();
-    unsigned errors             = 0;
-    params.err_handler_arg      = &errors;
-    params.err_handler          = [](void *arg, uct_ep_h ep,
-                                     ucs_status_t status) -> ucs_status_t {
-        ++*static_cast<unsigned*>(arg);
-        return UCS_OK;
-    };
-    uct_iface_h handle;
-    ASSERT_UCS_OK(uct_iface_open(ctx.md, ctx.worker, &params, config,
-                                 &handle));
-    uct_config_release(config);
-    uct_iface_progress_enable(handle, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
+    env_guard qps("UCX_SRQUD_ZCOPY_QPS", "1");
+    dead_peer_ep d;    /* 1 s peer timeout */
+    ASSERT_NO_FATAL_FAILURE(d.open());
     const size_t length = 1 << 20;
-    region mine(ctx, length, UCT_MD_MEM_ACCESS_ALL);
-    region remote(ctx, length, UCT_MD_MEM_ACCESS_ALL);
-    std::vector<uint8_t> dev, ifa;
-    {
-        iface gone(ctx);
-        ASSERT_UCS_OK(gone.open());
-        dev = gone.dev_addr;
-        ifa = gone.iface_addr;
-    }
-    uct_ep_params_t ep_params;
-    memset(&ep_params, 0, sizeof(ep_params));
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                           UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = handle;
-    ep_params.dev_addr   = (const uct_device_addr_t*)dev.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)ifa.data();
-    uct_ep_h ep;
-    ASSERT_UCS_OK(uct_ep_create(&ep_params, &ep));
-
+    region mine(d.ctx, length, UCT_MD_MEM_ACCESS_ALL);
+    region remote(d.ctx, length, UCT_MD_MEM_ACCESS_ALL);
     uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
+    auto get = [&](comp_t &c) {
+        ASSERT_EQ(UCS_INPROGRESS, uct_ep_get_zcopy(d.ep, &iov, 1, remote.addr(),
+                                                   remote.rkey.rkey, &c.super));
+        progress_until(*d.local, [&] { return c.calls > 0; }, 400000000ul);
+        ASSERT_EQ(1u, c.calls);
+    };
+
     comp_t c;
-    ASSERT_EQ(UCS_INPROGRESS, uct_ep_get_zcopy(ep, &iov, 1, remote.addr(),
-                                               remote.rkey.rkey, &c.super));
-    for (unsigned long n = 0; (c.calls == 0) && (n < 400000000ul); ++n) {
-        uct_worker_progress(ctx.worker);
-    }
-    ASSERT_EQ(1u, c.calls);
+    ASSERT_NO_FATAL_FAILURE(get(c));
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, c.super.status);
-    EXPECT_EQ(1u, errors);
-    uct_ep_destroy(ep);
+    EXPECT_EQ(1u, d.errors.count);
+    uct_ep_destroy(d.ep);
+    d.ep = nullptr;
 
     /* the single pool QP is free again: a zero-copy get to a live peer */
-    iface live(ctx);
+    iface live(d.ctx);
     ASSERT_UCS_OK(live.open());
-    ep_params.dev_addr   = (const uct_device_addr_t*)live.dev_addr.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)live.iface_addr.data();
-    ASSERT_UCS_OK(uct_ep_create(&ep_params, &ep));
+    ASSERT_UCS_OK(d.local->connect(live, &d.ep));
     fill_pattern(remote.data(), length, 8);
     comp_t ok;
-    ASSERT_EQ(UCS_INPROGRESS, uct_ep_get_zcopy(ep, &iov, 1, remote.addr(),
-                                               remote.rkey.rkey, &ok.super));
-    for (unsigned long n = 0; (ok.calls == 0) && (n < 400000000ul); ++n) {
-        uct_worker_progress(ctx.worker);
-    }
-    ASSERT_EQ(1u, ok.calls);
+    ASSERT_NO_FATAL_FAILURE(get(ok));
     EXPECT_EQ(UCS_OK, ok.super.status);
     EXPECT_EQ(checksum(remote.data(), length), checksum(mine.data(), length));
-    EXPECT_EQ(0u, srqud_stats(handle).zcopy_fallbacks);
-    uct_ep_destroy(ep);
-    uct_iface_close(handle);
+    EXPECT_EQ(0u, srqud_stats(d.local->handle).zcopy_fallbacks);
+    uct_ep_destroy(d.ep);
+    d.ep = nullptr;
 }

@@ -135,43 +135,31 @@ const double FLUSH_TIMEOUT = 150.0;   /* seconds, loss in a slow VM included */
 const size_t LOSS_MAX_LEN  = 1049353;
 
 
-class srqud_rma_flush : public ::testing::Test {
+class srqud_rma_flush : public ::testing::Test, public iface_pair {
 public:
     typedef std::chrono::steady_clock clock;
 
+    /* two workers, as two processes would have: the target is progressed
+     * only when the test says so, so that nothing is applied behind the
+     * check that follows a flush */
+    srqud_rma_flush() : iface_pair(true) {}
+
     void SetUp() override
     {
-        setup_env();
-        /* two workers, as two processes would have: the target is
-         * progressed only when the test says so, so that nothing is
-         * applied behind the check that follows a flush */
-        ASSERT_UCS_OK(init_ctx.init());
-        ASSERT_UCS_OK(tgt_ctx.init());
-        initiator.reset(new srqud_test::iface(init_ctx));
-        target.reset(new srqud_test::iface(tgt_ctx));
-        ASSERT_UCS_OK(initiator->open());
-        ASSERT_UCS_OK(target->open());
-        ASSERT_UCS_OK(initiator->connect(*target, &ep));
+        ASSERT_NO_FATAL_FAILURE(open_pair());
     }
 
     void TearDown() override
     {
-        if (ep != nullptr) {
-            uct_ep_destroy(ep);
-        }
-        initiator.reset();
-        target.reset();
+        close_pair();
         /* after the interfaces: a failed test may leave transfers behind
          * that name this memory and these completions */
         remote.reset();
         local.reset();
         ops.clear();
-        envs.clear();
     }
 
 protected:
-    virtual void setup_env() {}
-
     /* target first: a flush that completes in the initiator's progress is
      * checked before the target runs again */
     void progress()
@@ -549,15 +537,15 @@ protected:
         }
     }
 
-    uct_ctx                                   init_ctx, tgt_ctx;
-    /* qualified: the system headers under ucs/async/async.h declare a
-     * global struct iface */
-    std::unique_ptr<srqud_test::iface>        initiator, target;
-    uct_ep_h                                  ep = nullptr;
+    /* the pair under the names of RMA (qualified: the system headers
+     * under ucs/async/async.h declare a global struct iface) */
+    uct_ctx                                   &init_ctx = ctx;
+    uct_ctx                                   &tgt_ctx  = rx_ctx();
+    std::unique_ptr<srqud_test::iface>        &initiator = sender;
+    std::unique_ptr<srqud_test::iface>        &target    = receiver;
     std::unique_ptr<region>                   remote, local;
     std::vector<rma_op>                       ops;
     std::vector<std::unique_ptr<comp_t>>      flush_comps;
-    std::vector<std::unique_ptr<env_guard>>   envs;
 };
 
 
@@ -567,8 +555,7 @@ class srqud_rma_flush_loss_get : public srqud_rma_flush {
 protected:
     void setup_env() override
     {
-        envs.emplace_back(new env_guard("UCX_SRQUD_FAULT_TX_DROP", "0.05"));
-        envs.emplace_back(new env_guard("UCX_LOG_LEVEL", "error"));
+        drop_packets("0.05");
     }
 
     void expect_losses()
@@ -587,7 +574,7 @@ protected:
     void setup_env() override
     {
         srqud_rma_flush_loss_get::setup_env();
-        envs.emplace_back(new env_guard("UCX_SRQUD_ZCOPY_QPS", "16"));
+        set_env("UCX_SRQUD_ZCOPY_QPS", "16");
     }
 };
 
@@ -597,7 +584,7 @@ class srqud_rma_flush_rcache : public srqud_rma_flush {
 protected:
     void setup_env() override
     {
-        envs.emplace_back(new env_guard("UCX_SRQUD_RCACHE", "yes"));
+        set_env("UCX_SRQUD_RCACHE", "yes");
     }
 
     /* one put to the target, flushed; returns the first error among the

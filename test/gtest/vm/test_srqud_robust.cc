@@ -22,31 +22,6 @@ using namespace srqud_test;
 
 namespace {
 
-struct counter {
-    unsigned count = 0;
-    unsigned bad   = 0;
-    uint64_t sum   = 0;
-};
-
-ucs_status_t count_handler(void *arg, void *data, size_t length, unsigned flags)
-{
-    counter *c = static_cast<counter*>(arg);
-    uint64_t seq;
-
-    ++c->count;
-    if (length < sizeof(seq)) {
-        ++c->bad;
-        return UCS_OK;
-    }
-    memcpy(&seq, data, sizeof(seq));
-    if (!check_pattern(static_cast<char*>(data) + 8, length - 8, seq)) {
-        ++c->bad;
-    }
-    c->sum += checksum(data, length);
-    return UCS_OK;
-}
-
-
 /* A plain verbs UD QP on the same device, to inject arbitrary packets */
 class raw_sender {
 public:
@@ -173,18 +148,6 @@ public:
     char        buf[4096];
 };
 
-template <typename F>
-bool progress_until(iface &i, F done, unsigned long max_iter = 20000000ul)
-{
-    for (unsigned long n = 0; n < max_iter; ++n) {
-        if (done()) {
-            return true;
-        }
-        i.progress();
-    }
-    return done();
-}
-
 } // namespace
 
 
@@ -195,11 +158,9 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     iface receiver(ctx);
     ASSERT_UCS_OK(receiver.open());
 
-    counter c;
+    am_log c;
     for (uint8_t id = 0; id < UCT_AM_ID_MAX; ++id) {
-        ASSERT_UCS_OK(uct_iface_set_am_handler(receiver.handle, id,
-                                               count_handler, &c,
-                                               0));
+        ASSERT_UCS_OK(c.attach(receiver, id));
     }
 
     raw_sender raw;
@@ -297,87 +258,29 @@ TEST(srqud_robust, malformed_packets_are_dropped)
  * through the error handler, the process goes on */
 TEST(srqud_robust, dead_peer_is_an_endpoint_error)
 {
-    env_guard t1("UCX_SRQUD_TIMEOUT", "1s");
-    env_guard t2("UCX_SRQUD_RTO_MIN", "10ms");
-    env_guard t3("UCX_SRQUD_RTO_MAX", "100ms");
+    env_guard rto_min("UCX_SRQUD_RTO_MIN", "10ms");
 
-    uct_ctx ctx;
-    ASSERT_UCS_OK(ctx.init());
-
-    struct err_state {
-        unsigned     count  = 0;
-        ucs_status_t status = UCS_OK;
-        uct_ep_h     ep     = nullptr;
-    } err;
-
-    uct_iface_config_t *config;
-    ASSERT_UCS_OK(uct_md_iface_config_read(ctx.md, "srqud", NULL, NULL, &config));
-    uct_iface_params_t params;
-    memset(&params, 0, sizeof(params));
-    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                                  UCT_IFACE_PARAM_FIELD_DEVICE |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
-                                  UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
-    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
-    params.mode.device.tl_name  = "srqud";
-    params.mode.device.dev_name = ctx.dev_name.c_str();
-    params.err_handler_arg      = &err;
-    params.err_handler_flags    = 0;
-    params.err_handler          = [](void *arg, uct_ep_h ep,
-                                     ucs_status_t status) -> ucs_status_t {
-        err_state *e = static_cast<err_state*>(arg);
-        ++e->count;
-        e->status = status;
-        e->ep     = ep;
-        return UCS_OK;
-    };
-    uct_iface_h handle;
-    ASSERT_UCS_OK(uct_iface_open(ctx.md, ctx.worker, &params, config, &handle));
-    uct_config_release(config);
-    uct_iface_progress_enable(handle, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-
-    /* The peer: an interface that is opened, addressed, then closed */
-    std::vector<uint8_t> dev_addr, iface_addr;
-    {
-        iface peer(ctx);
-        ASSERT_UCS_OK(peer.open());
-        dev_addr   = peer.dev_addr;
-        iface_addr = peer.iface_addr;
-    }
-
-    uct_ep_params_t ep_params;
-    memset(&ep_params, 0, sizeof(ep_params));
-    ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
-                           UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface      = handle;
-    ep_params.dev_addr   = (const uct_device_addr_t*)dev_addr.data();
-    ep_params.iface_addr = (const uct_iface_addr_t*)iface_addr.data();
-    uct_ep_h ep;
-    ASSERT_UCS_OK(uct_ep_create(&ep_params, &ep));
+    /* The peer: an interface that is opened, addressed, then closed (and a
+     * 1 s peer timeout) */
+    dead_peer_ep d;
+    ASSERT_NO_FATAL_FAILURE(d.open());
+    uct_ep_h ep = d.ep;
 
     uint64_t payload = 42;
     ASSERT_UCS_OK(uct_ep_am_short(ep, 1, 0, &payload, sizeof(payload)));
 
-    uct_completion_t comp;
-    comp.func   = [](uct_completion_t *self) {};
-    comp.count  = 1;
-    comp.status = UCS_OK;
-    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, &comp));
+    comp_t comp;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, &comp.super));
 
     /* 1 s timeout: bounded by iterations, not by a timed assertion */
-    for (unsigned long i = 0; (err.count == 0) && (i < 400000000ul); ++i) {
-        uct_worker_progress(ctx.worker);
-    }
-    EXPECT_EQ(1u, err.count);
-    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, err.status);
-    EXPECT_EQ(ep, err.ep);
-    EXPECT_EQ(0, comp.count);                 /* the flush completed... */
-    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comp.status); /* ...with the error */
+    progress_until(*d.local, [&] { return d.errors.count > 0; }, 400000000ul);
+    EXPECT_EQ(1u, d.errors.count);
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, d.errors.status);
+    EXPECT_EQ(ep, d.errors.ep);
+    EXPECT_EQ(0, comp.super.count);           /* the flush completed... */
+    EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT, comp.super.status); /* ...with the error */
     EXPECT_EQ(UCS_ERR_ENDPOINT_TIMEOUT,
               uct_ep_am_short(ep, 1, 0, &payload, sizeof(payload)));
-    uct_ep_destroy(ep);
-    uct_iface_close(handle);
 }
 
 
@@ -442,17 +345,13 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
         {
             uct_ctx ctx;
             iface rx(ctx);
-            counter c;
+            am_log c(1);
             if ((ctx.init() == UCS_OK) && (rx.open() == UCS_OK) &&
-                (uct_iface_set_am_handler(rx.handle, 1, count_handler, &c,
-                                          0) == UCS_OK)) {
-                uint32_t lens[2] = {(uint32_t)rx.dev_addr.size(),
-                                    (uint32_t)rx.iface_addr.size()};
-                if ((write(to_parent[1], lens, sizeof(lens)) == sizeof(lens)) &&
-                    (write(to_parent[1], rx.dev_addr.data(), lens[0]) == lens[0]) &&
-                    (write(to_parent[1], rx.iface_addr.data(), lens[1]) == lens[1])) {
+                (c.attach(rx, 1) == UCS_OK)) {
+                if (write_address(to_parent[1], rx)) {
                     progress_until(rx, [&] { return c.count >= n; }, 200000000ul);
-                    uint64_t result[3] = {c.count, c.bad, c.sum};
+                    uint64_t result[3] = {c.count, c.bad + c.misordered,
+                                          c.sum};
                     rc = (write(to_parent[1], result, sizeof(result)) ==
                           sizeof(result)) ? 0 : 1;
                     char go;
@@ -466,11 +365,8 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
 
     close(to_parent[1]);
     close(to_child[0]);
-    uint32_t lens[2];
-    ASSERT_EQ((ssize_t)sizeof(lens), read(to_parent[0], lens, sizeof(lens)));
-    std::vector<uint8_t> dev_addr(lens[0]), iface_addr(lens[1]);
-    ASSERT_EQ((ssize_t)lens[0], read(to_parent[0], dev_addr.data(), lens[0]));
-    ASSERT_EQ((ssize_t)lens[1], read(to_parent[0], iface_addr.data(), lens[1]));
+    std::vector<uint8_t> dev_addr, iface_addr;
+    ASSERT_TRUE(read_address(to_parent[0], dev_addr, iface_addr));
 
     uct_ctx ctx;
     ASSERT_UCS_OK(ctx.init());
@@ -483,27 +379,15 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
     std::vector<uint8_t> msg(tx.attr.cap.am.max_bcopy);
     for (uint64_t seq = 1; seq <= n; ++seq) {
         size_t len = 8 + (seq * 37) % (msg.size() - 8);
-        memcpy(msg.data(), &seq, 8);
-        fill_pattern(msg.data() + 8, len - 8, seq);
+        fill_seq_msg(msg.data(), len, seq);
         expected_sum += checksum(msg.data(), len);
-
-        struct arg_t { const uint8_t *p; size_t len; } arg = {msg.data(), len};
-        ssize_t ret;
-        unsigned long spins = 0;
-        while ((ret = uct_ep_am_bcopy(ep, 1,
-                                      [](void *dest, void *a) -> size_t {
-                                          arg_t *x = static_cast<arg_t*>(a);
-                                          memcpy(dest, x->p, x->len);
-                                          return x->len;
-                                      }, &arg, 0)) == UCS_ERR_NO_RESOURCE) {
-            tx.progress();
-            ASSERT_LT(++spins, 100000000ul);
-        }
-        ASSERT_EQ((ssize_t)len, ret);
+        ASSERT_EQ((ssize_t)len, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+            return send_seq_bcopy(ep, 1, seq, len);
+        }, [&] { tx.progress(); }, 100000000ul)) << "seq " << seq;
     }
-    while (uct_iface_flush(tx.handle, 0, NULL) == UCS_INPROGRESS) {
-        tx.progress();
-    }
+    repeat_while(UCS_INPROGRESS, [&] {
+        return uct_iface_flush(tx.handle, 0, NULL);
+    }, [&] { tx.progress(); }, ~0ul);
 
     uint64_t result[3];
     ASSERT_EQ((ssize_t)sizeof(result), read(to_parent[0], result, sizeof(result)));

@@ -10,6 +10,7 @@
 #include "srqud_fixture.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,23 +19,6 @@
 using namespace srqud_test;
 
 namespace {
-
-struct counter {
-    unsigned count = 0, bad = 0;
-};
-
-ucs_status_t handler(void *arg, void *data, size_t length, unsigned flags)
-{
-    counter *c = static_cast<counter*>(arg);
-    uint64_t seq;
-    memcpy(&seq, data, sizeof(seq));
-    if ((seq != c->count + 1) ||
-        !check_pattern(static_cast<char*>(data) + 8, length - 8, seq)) {
-        ++c->bad;
-    }
-    ++c->count;
-    return UCS_OK;
-}
 
 struct burst_result {
     uint64_t received, bad, limit_events, refilled, limit, rx_packets;
@@ -70,23 +54,18 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
         {
             uct_ctx ctx;
             iface rx(ctx);
-            counter c;
+            am_log c(1);    /* 1, 2, 3, ... in order, each its pattern */
             if ((ctx.init() == UCS_OK) && (rx.open() == UCS_OK) &&
-                (uct_iface_set_am_handler(rx.handle, 2, handler, &c, 0) == UCS_OK)) {
-                uint32_t lens[2] = {(uint32_t)rx.dev_addr.size(),
-                                    (uint32_t)rx.iface_addr.size()};
-                (void)!write(to_parent[1], lens, sizeof(lens));
-                (void)!write(to_parent[1], rx.dev_addr.data(), lens[0]);
-                (void)!write(to_parent[1], rx.iface_addr.data(), lens[1]);
+                (c.attach(rx, 2) == UCS_OK)) {
+                (void)write_address(to_parent[1], rx);
                 /* "compute": no progress until the sender has sent it all */
                 char go;
                 (void)!read(to_child[0], &go, 1);
                 usleep(300000);
-                for (unsigned long i = 0; (c.count < n) && (i < 400000000ul); ++i) {
-                    uct_worker_progress(ctx.worker);
-                }
+                progress_until(rx, [&] { return c.count >= n; }, 400000000ul);
                 uct_srqud_iface_stats_t st = srqud_stats(rx.handle);
-                uint64_t res[6] = {c.count, c.bad, st.srq_limit_events,
+                uint64_t res[6] = {c.count, c.bad + c.misordered,
+                                   st.srq_limit_events,
                                    st.srq_refilled, st.srq_limit, st.rx_packets};
                 rc = (write(to_parent[1], res, sizeof(res)) == sizeof(res)) ? 0 : 1;
                 (void)!read(to_child[0], &go, 1);
@@ -95,11 +74,15 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
         _exit(rc);
     }
 
-    uint32_t lens[2];
-    EXPECT_EQ((ssize_t)sizeof(lens), read(to_parent[0], lens, sizeof(lens)));
-    std::vector<uint8_t> dev_addr(lens[0]), iface_addr(lens[1]);
-    EXPECT_EQ((ssize_t)lens[0], read(to_parent[0], dev_addr.data(), lens[0]));
-    EXPECT_EQ((ssize_t)lens[1], read(to_parent[0], iface_addr.data(), lens[1]));
+    std::vector<uint8_t> dev_addr, iface_addr;
+    if (!read_address(to_parent[0], dev_addr, iface_addr)) {
+        ADD_FAILURE() << "no address from the receiver";
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(to_parent[0]); close(to_parent[1]);
+        close(to_child[0]); close(to_child[1]);
+        return r;
+    }
 
     {
         /* the whole burst fits the window; no timer resends while the
@@ -118,14 +101,10 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
         std::vector<uint8_t> payload(56);
         for (uint64_t seq = 1; seq <= n; ++seq) {
             fill_pattern(payload.data(), payload.size(), seq);
-            ucs_status_t s;
-            unsigned long spins = 0;
-            while ((s = uct_ep_am_short(ep, 2, seq, payload.data(),
-                                        payload.size())) == UCS_ERR_NO_RESOURCE) {
-                uct_worker_progress(ctx.worker);
-                if (++spins > 100000000ul) break;
-            }
-            EXPECT_EQ(UCS_OK, s);
+            EXPECT_EQ(UCS_OK, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+                return uct_ep_am_short(ep, 2, seq, payload.data(),
+                                       payload.size());
+            }, [&] { tx.progress(); }, 100000000ul));
         }
         EXPECT_EQ(1, write(to_child[1], "g", 1));
 
@@ -157,8 +136,6 @@ burst_result run_burst(const char *srq_limit, unsigned srq_size, unsigned n)
 }
 
 } // namespace
-
-#include <fcntl.h>
 
 /* Both variants in one run, compared with each other (never with a
  * time): the receiver computes while 10x its SRQ arrives */

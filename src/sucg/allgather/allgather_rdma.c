@@ -1,0 +1,443 @@
+/*
+ * RDMA allgather executor (recursive doubling and ring schedules), after
+ * Sur, Bondhugula, Mamidala, Jin, Panda (HiPC'05).
+ *
+ * Data path per step s (schedule from sched/sucg_sched.c):
+ *   staged   (s < nstaged): put from my group-buffer staging copy into the
+ *            peer's staging copy (both registered once at group creation);
+ *            no registration and no handshake per call. The staging copy
+ *            has the layout of the result (block i at i * count), so a
+ *            step is "same ranges, same offsets" on both sides.
+ *   zero-copy (s >= nstaged): put from my rbuf straight into the peer's
+ *            rbuf at the final offset.
+ *   Recursive doubling uses staging for its leading steps whose nominal
+ *   size (2^(k-1) * count) is <= SUCG_ALLGATHER_ZCOPY_THRESH, provided the
+ *   whole result fits one staging half; the first larger step switches to
+ *   zero-copy for good (after copying what was received so far into rbuf).
+ *   The ring is always zero-copy (it is selected for large messages).
+ *   The decision depends on (size, count, configuration) only: both ends of
+ *   every transfer agree without talking.
+ *
+ * Remote rbuf address and rkey (zero-copy): the receiver's rbuf differs per
+ * call, so at start every rank puts a descriptor {rbuf address, rkey,
+ * registration id} into the group buffer of each peer that will write to it
+ * zero-copy - one small put per (peer, call), in the descriptor slot of the
+ * first zero-copy step of that pair (the step number for recursive
+ * doubling, 0 for the ring whose sender is always the same). It is also the
+ * "my rbuf is ready" signal: a sender never writes into a user buffer of a
+ * collective the receiver has not started. The rbuf registration itself
+ * comes from the registration cache (no ucp_mem_map for a known buffer) and
+ * the sender caches unpacked rkeys per peer by registration id, so a
+ * repeated buffer costs one descriptor put and no registration or unpack.
+ *
+ * Completion and memory ordering: data puts, then an ordering point, then
+ * an 8-byte put of the collective sequence number into the receiver's flag
+ * slot for that step (descriptors: same, into a descriptor flag). The
+ * ordering point is ucp_worker_fence() when data and flag go to the group
+ * buffer (same rkey, same transport: staged steps, descriptors), and a
+ * non-blocking ucp_ep_flush_nbx() before the flag for zero-copy steps (see
+ * sucg_rdma_use_flush() for why the 1.13 fence is not enough there). Either
+ * way, when the receiver sees the flag the data is in its memory.
+ * The receiver polls the flag with an acquire load and reads data only
+ * after it. The flag is compared for equality with the sequence number: a
+ * torn 8-byte write can never produce the new value early, so no atomics
+ * are needed.
+ *
+ * Reuse of flags and slots: collectives alternate between two halves of the
+ * group buffer (seq parity). Collective n+1 of rank a may write into rank
+ * b's half while b is still in collective n (other half), but never while b
+ * is in n-1: a completing n means it received data originating at every
+ * rank, so every rank started n, so (one collective at a time per group)
+ * every rank completed n-1, including its copy-out of the staging area and
+ * the local completion of its puts. Everything a peer writes into my half
+ * for collective n is something I wait for in n, so no write of n can land
+ * after I completed n.
+ */
+#include "sucg/core/sucg_internal.h"
+
+static int sucg_rdma_desc_slot(sucg_coll_h coll, int step)
+{
+    /* the ring's sender is always rank-1: one descriptor per call */
+    return (coll->kind == SUCG_SCHED_RING) ? coll->nstaged : step;
+}
+
+static ucs_status_t sucg_rdma_put(sucg_coll_h coll, ucp_ep_h ep,
+                                  const void *src, size_t len, uint64_t raddr,
+                                  ucp_rkey_h rkey, ucp_mem_h memh)
+{
+    ucp_request_param_t param;
+
+    sucg_coll_req_param(coll, &param, memh);
+    return sucg_coll_req_track(coll, ucp_put_nbx(ep, src, len, raddr, rkey,
+                                             &param));
+}
+
+/* Blocks received in staged steps: staging -> rbuf */
+static void sucg_rdma_unstage(sucg_coll_h coll)
+{
+    sucg_group_h g  = coll->group;
+    size_t m        = coll->params.count;
+    uint8_t *stage  = sucg_stage(g, coll->seq);
+    uint8_t *rbuf   = coll->params.rbuf;
+    sucg_sched_step_t st;
+    int s, i;
+
+    for (s = 0; s < coll->nstaged; ++s) {
+        sucg_sched_step(coll->kind, g->size, g->rank, s, &st);
+        for (i = 0; i < st.n_recv; ++i) {
+            memcpy(rbuf + st.recv[i].first * m, stage + st.recv[i].first * m,
+                   st.recv[i].count * m);
+        }
+    }
+    coll->in_stage = 0;
+}
+
+static ucp_rkey_h sucg_rdma_peer_rkey(sucg_coll_h coll, int rank,
+                                      const sucg_desc_t *desc)
+{
+    sucg_context_h ctx = coll->group->ctx;
+    sucg_peer_t *peer  = &coll->group->peers[rank];
+    int i, victim = 0;
+    ucp_rkey_h rkey;
+
+    for (i = 0; i < SUCG_PEER_RKEY_CACHE; ++i) {
+        if (peer->rcache[i].reg_id == desc->reg_id) {
+            peer->rcache[i].last_use = ++ctx->rkey_tick;
+            ctx->stats.rkey_unpack_hits++;
+            return peer->rcache[i].rkey;
+        }
+        if (peer->rcache[i].last_use < peer->rcache[victim].last_use) {
+            victim = i;
+        }
+    }
+    if (ucp_ep_rkey_unpack(peer->ep, desc->rkey, &rkey) != UCS_OK) {
+        return NULL;
+    }
+    ctx->stats.rkey_unpacks++;
+    /* ids are never reused by the peer: an evicted id is never looked up */
+    if (peer->rcache[victim].reg_id != 0) {
+        ucp_rkey_destroy(peer->rcache[victim].rkey);
+    }
+    peer->rcache[victim].reg_id   = desc->reg_id;
+    peer->rcache[victim].rkey     = rkey;
+    peer->rcache[victim].last_use = ++ctx->rkey_tick;
+    return rkey;
+}
+
+/* Tell every zero-copy sender where my rbuf is */
+static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
+{
+    sucg_group_h g       = coll->group;
+    sucg_rcache_entry_t *e = coll->rreg;
+    sucg_desc_t *desc    = (sucg_desc_t*)coll->desc_src;
+    size_t half          = sucg_half_off(g, coll->seq);
+    sucg_sched_step_t st;
+    int s, slot, pass, last_peer = -1;
+    sucg_peer_t *peer;
+    ucs_status_t status;
+
+    if (e->rkey_len > SUCG_DESC_RKEY_MAX) {
+        sucg_error("rbuf rkey of %zu bytes does not fit a descriptor slot",
+                   e->rkey_len);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    desc->addr     = (uintptr_t)coll->params.rbuf;
+    desc->reg_id   = e->id;
+    desc->rkey_len = e->rkey_len;
+    memcpy(desc->rkey, e->rkey_buf, e->rkey_len);
+    coll->desc_len = sizeof(*desc) + e->rkey_len;
+
+    /* pass 0: descriptors; fence; pass 1: their flags */
+    for (pass = 0; pass < 2; ++pass) {
+        last_peer = -1;
+        for (s = coll->nstaged; s < coll->nsteps; ++s) {
+            sucg_sched_step(coll->kind, g->size, g->rank, s, &st);
+            if ((st.recv_peer < 0) || (st.recv_peer == last_peer)) {
+                continue;
+            }
+            last_peer = st.recv_peer;
+            slot      = sucg_rdma_desc_slot(coll, s);
+            peer      = &g->peers[st.recv_peer];
+            if (pass == 0) {
+                status = sucg_rdma_put(coll, peer->ep, coll->desc_src,
+                                       coll->desc_len,
+                                       peer->buf_addr + half +
+                                       g->layout.desc_off +
+                                       (size_t)slot * SUCG_DESC_SLOT_SIZE,
+                                       peer->buf_rkey, NULL);
+            } else {
+                status = sucg_rdma_put(coll, peer->ep, &coll->flag_src,
+                                       sizeof(uint64_t),
+                                       peer->buf_addr + half +
+                                       g->layout.desc_flag_off +
+                                       (size_t)slot * sizeof(uint64_t),
+                                       peer->buf_rkey, NULL);
+            }
+            if (status != UCS_OK) {
+                return status;
+            }
+            if (coll->kind == SUCG_SCHED_RING) {
+                break;   /* same sender in every step */
+            }
+        }
+        if (pass == 0) {
+            status = ucp_worker_fence(g->ctx->ucp_worker);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t sucg_rdma_progress(sucg_coll_h coll);
+
+/*
+ * Why a flush for zero-copy steps: in UCX 1.13 ucp_worker_fence() is a
+ * fence of each transport separately (uct_iface_fence). The data of a
+ * zero-copy step targets the user buffer and may travel on another
+ * transport than the flag, which targets the group buffer: over shared
+ * memory the data goes through cma (queued, copied during progress) while
+ * the flag is a direct store through posix rkey_ptr, and the flag overtakes
+ * the data (seen in test/sucg/integration with UCX_TLS=sm). Staged steps put
+ * data and flag with the same rkey into the same buffer, hence on the same
+ * transport and endpoint, where the fence does order them. The flush costs a
+ * round trip, paid only on steps large enough to be zero-copy.
+ * SUCG_RMA_ORDERING=fence|flush forces one or the other everywhere.
+ */
+static int sucg_rdma_use_flush(sucg_coll_h coll)
+{
+    switch (coll->group->ctx->config.rma_ordering) {
+    case SUCG_RMA_ORDERING_FENCE:
+        return 0;
+    case SUCG_RMA_ORDERING_FLUSH:
+        return 1;
+    default:
+        return coll->step >= coll->nstaged;
+    }
+}
+
+static void sucg_rdma_flush_cb(void *request, ucs_status_t status,
+                               void *user_data)
+{
+    sucg_coll_h coll = user_data;
+
+    if ((status != UCS_OK) && (coll->req_status == UCS_OK)) {
+        coll->req_status = status;
+    }
+    coll->flushing--;
+    ucp_request_free(request);
+}
+
+static ucs_status_t sucg_rdma_flush(sucg_coll_h coll, ucp_ep_h ep)
+{
+    ucp_request_param_t param;
+    ucs_status_ptr_t sptr;
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send      = sucg_rdma_flush_cb;
+    param.user_data    = coll;
+    sptr               = ucp_ep_flush_nbx(ep, &param);
+    if (UCS_PTR_IS_ERR(sptr)) {
+        return UCS_PTR_STATUS(sptr);
+    }
+    if (sptr != NULL) {
+        coll->flushing++;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
+{
+    sucg_group_h g     = coll->group;
+    sucg_context_h ctx = g->ctx;
+    size_t m           = coll->params.count;
+    uint8_t *rbuf      = coll->params.rbuf;
+    const void *own;
+    int s;
+    ucs_status_t status;
+
+    own = (coll->params.flags & SUCG_COLL_FLAG_IN_PLACE) ?
+          rbuf + g->rank * m : coll->params.sbuf;
+    if (own != rbuf + g->rank * m) {
+        memcpy(rbuf + g->rank * m, own, m);
+    }
+    coll->flag_src = coll->seq;
+    coll->rreg     = NULL;
+    coll->in_stage = 0;
+    coll->nstaged  = 0;
+    if ((m == 0) || (g->size == 1)) {
+        return UCS_OK;
+    }
+
+    if ((coll->kind == SUCG_SCHED_RD) &&
+        (m * g->size <= g->layout.stage_size)) {
+        for (s = 0; s < coll->nsteps; ++s) {
+            if (sucg_sched_nominal_blocks(coll->kind, g->size, s) * m >
+                ctx->config.zcopy_thresh) {
+                break;
+            }
+        }
+        coll->nstaged = s;
+    }
+    if (coll->nstaged > 0) {
+        memcpy(sucg_stage(g, coll->seq) + g->rank * m, own, m);
+        coll->in_stage = 1;
+    }
+
+    if (coll->nstaged < coll->nsteps) {
+        status = sucg_rcache_get(&ctx->rcache, rbuf, m * g->size, &coll->rreg);
+        if (status != UCS_OK) {
+            return status;
+        }
+        status = sucg_rdma_send_descs(coll);
+        if (status != UCS_OK) {
+            return status;   /* cleanup releases rreg */
+        }
+    }
+    return sucg_rdma_progress(coll);
+}
+
+/* Issue the puts of this step; UCS_INPROGRESS while the descriptor is missing */
+static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
+                                   const sucg_sched_step_t *st)
+{
+    sucg_group_h g     = coll->group;
+    sucg_context_h ctx = g->ctx;
+    sucg_peer_t *peer  = &g->peers[st->send_peer];
+    size_t m           = coll->params.count;
+    size_t half        = sucg_half_off(g, coll->seq);
+    const sucg_desc_t *desc;
+    const uint8_t *src;
+    uint64_t dst;
+    ucp_rkey_h rkey;
+    ucp_mem_h memh;
+    int i, slot;
+    ucs_status_t status;
+
+    if (coll->step < coll->nstaged) {
+        src  = sucg_stage(g, coll->seq);
+        dst  = peer->buf_addr + half + g->layout.stage_off;
+        rkey = peer->buf_rkey;
+        memh = g->buf_memh;
+        ctx->stats.staged_puts += st->n_send;
+    } else {
+        slot = sucg_rdma_desc_slot(coll, coll->step);
+        if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
+            return UCS_INPROGRESS;   /* peer has not started yet */
+        }
+        desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
+        rkey = sucg_rdma_peer_rkey(coll, st->send_peer, desc);
+        if (rkey == NULL) {
+            sucg_error("cannot unpack the rbuf rkey of rank %d", st->send_peer);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        dst = desc->addr;
+        if (coll->in_stage) {
+            sucg_rdma_unstage(coll);
+        }
+        src  = coll->params.rbuf;
+        memh = (ucp_mem_h)coll->rreg->memh;
+        ctx->stats.zcopy_puts += st->n_send;
+    }
+
+    for (i = 0; i < st->n_send; ++i) {
+        status = sucg_rdma_put(coll, peer->ep, src + st->send[i].first * m,
+                               st->send[i].count * m,
+                               dst + st->send[i].first * m, rkey, memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    /* data before flag, see the header comment */
+    if (sucg_rdma_use_flush(coll)) {
+        return sucg_rdma_flush(coll, peer->ep);
+    }
+    return ucp_worker_fence(ctx->ucp_worker);
+}
+
+/* The step's data is ordered (fence) or complete (flush): raise the flag */
+static ucs_status_t sucg_rdma_send_flag(sucg_coll_h coll,
+                                        const sucg_sched_step_t *st)
+{
+    sucg_group_h g    = coll->group;
+    sucg_peer_t *peer = &g->peers[st->send_peer];
+
+    return sucg_rdma_put(coll, peer->ep, &coll->flag_src, sizeof(uint64_t),
+                         peer->buf_addr + sucg_half_off(g, coll->seq) +
+                         g->layout.data_flag_off +
+                         (size_t)coll->step * sizeof(uint64_t),
+                         peer->buf_rkey, NULL);
+}
+
+static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
+{
+    sucg_group_h g = coll->group;
+    sucg_sched_step_t st;
+    ucs_status_t status;
+
+    if (coll->req_status != UCS_OK) {
+        return coll->req_status;
+    }
+    while (coll->step < coll->nsteps) {
+        sucg_sched_step(coll->kind, g->size, g->rank, coll->step, &st);
+        if (coll->sent == 0) {
+            if (st.send_peer >= 0) {
+                status = sucg_rdma_send(coll, &st);
+                if (status != UCS_OK) {
+                    return status;   /* UCS_INPROGRESS: no descriptor yet */
+                }
+            }
+            coll->sent = 1;
+        }
+        if (coll->sent == 1) {
+            if (st.send_peer >= 0) {
+                if (coll->flushing) {
+                    return UCS_INPROGRESS;
+                }
+                status = sucg_rdma_send_flag(coll, &st);
+                if (status != UCS_OK) {
+                    return status;
+                }
+            }
+            coll->sent = 2;
+        }
+        if ((st.recv_peer >= 0) &&
+            !sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step),
+                          coll->seq)) {
+            return UCS_INPROGRESS;
+        }
+        coll->step++;
+        coll->sent = 0;
+    }
+
+    /* local completion of every put: sources may be reused after this */
+    if ((coll->outstanding > 0) || (coll->flushing > 0)) {
+        return UCS_INPROGRESS;
+    }
+    if (coll->in_stage) {
+        sucg_rdma_unstage(coll);
+    }
+    if (coll->rreg != NULL) {
+        sucg_rcache_put(&g->ctx->rcache, coll->rreg);
+        coll->rreg = NULL;
+    }
+    return coll->req_status;
+}
+
+static void sucg_rdma_cleanup(sucg_coll_h coll)
+{
+    /* the group is unusable after a failed collective (peers may hang);
+     * only release what we hold */
+    if (coll->rreg != NULL) {
+        sucg_rcache_put(&coll->group->ctx->rcache, coll->rreg);
+        coll->rreg = NULL;
+    }
+}
+
+const sucg_coll_ops_t sucg_allgather_rdma_ops = {
+    .start    = sucg_rdma_start,
+    .progress = sucg_rdma_progress,
+    .cleanup  = sucg_rdma_cleanup
+};

@@ -1,0 +1,2 @@
+/* Former name of <srqud/sucg.h>, kept for applications that include it */
+#include "sucg.h"

@@ -1,0 +1,63 @@
+/*
+ * SUCG_* environment configuration. Parsing is separated from getenv() so
+ * the unit tests can feed values directly.
+ */
+#ifndef SUCG_CONFIG_H_
+#define SUCG_CONFIG_H_
+
+#include "sucg/api/sucg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SUCG_RMA_ORDERING_AUTO,   /* fence for staged steps, flush for zero-copy */
+    SUCG_RMA_ORDERING_FENCE,
+    SUCG_RMA_ORDERING_FLUSH
+} sucg_rma_ordering_t;
+
+typedef struct sucg_config {
+    sucg_allgather_algo_t allgather_algo;      /* SUCG_ALLGATHER_ALGO */
+    size_t                zcopy_thresh;        /* SUCG_ALLGATHER_ZCOPY_THRESH */
+    size_t                ring_min_bytes;      /* SUCG_RING_MIN_BYTES */
+    unsigned              ring_min_ranks;      /* SUCG_RING_MIN_RANKS */
+    size_t                group_buffer_size;   /* SUCG_GROUP_BUFFER_SIZE */
+    unsigned              rcache_max_entries;  /* SUCG_RCACHE_MAX_ENTRIES */
+    size_t                rcache_max_bytes;    /* SUCG_RCACHE_MAX_BYTES */
+    sucg_rma_ordering_t   rma_ordering;        /* SUCG_RMA_ORDERING */
+} sucg_config_t;
+
+typedef const char *(*sucg_config_getenv_t)(const char *name, void *arg);
+
+/*
+ * Fill @a config from the variables returned by @a get (NULL: unset, use
+ * the default). On a bad value writes a message naming the variable into
+ * @a err and returns UCS_ERR_INVALID_PARAM.
+ */
+ucs_status_t sucg_config_parse(sucg_config_t *config, sucg_config_getenv_t get,
+                               void *arg, char *err, size_t err_len);
+
+/* From the process environment; prints the error to stderr */
+ucs_status_t sucg_config_read(sucg_config_t *config);
+
+void sucg_config_dump(const sucg_config_t *config, FILE *stream);
+
+/* "auto", "ring", ...; NULL if out of range */
+const char *sucg_config_algo_name(sucg_allgather_algo_t algo);
+
+/*
+ * The AUTO rule: ring when each rank contributes at least ring_min_bytes
+ * and there are at least ring_min_ranks ranks, recursive doubling otherwise.
+ * Depends only on the configuration, count and size: every rank decides the
+ * same.
+ */
+sucg_allgather_algo_t sucg_config_select(const sucg_config_t *config,
+                                         sucg_allgather_algo_t requested,
+                                         size_t count, int size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

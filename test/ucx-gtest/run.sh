@@ -1,0 +1,44 @@
+#!/bin/bash
+#
+# Run UCX's UCT conformance suite for srqud (built by
+# contrib/build-ucx-gtest.sh) inside the Soft-RoCE VM:
+#
+#   contrib/softroce/vm-run -- test/ucx-gtest/run.sh [gtest args...]
+#
+# Every srqud case runs except those listed in srqud.filter, each with the
+# reason it does not apply. A skip reported by the suite itself ("[ SKIP ]",
+# a capability srqud does not have) is counted and printed, not hidden.
+# Exit status: gtest's (non-zero if any case failed).
+#
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRQUD_BUILD=${SRQUD_BUILD:-$(cd "$HERE/../.." && pwd)/build}
+GTEST=${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}
+
+[ -x "$GTEST" ] || { echo "ucx-gtest: $GTEST not built (contrib/build-ucx-gtest.sh)" >&2; exit 1; }
+
+# srqud.filter: one negative pattern per line, "#" comments
+exclude=$(grep -v -E '^\s*(#|$)' "$HERE/srqud.filter" | awk '{print $1}' | paste -sd:)
+filter="srqud/*${exclude:+-$exclude}"
+
+log=$(mktemp)
+UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn \
+    "$GTEST" --gtest_filter="$filter" --gtest_color=no "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+
+passed=$(grep -c '^\[       OK \]' "$log")
+skipped=$(grep -c '^\[     SKIP \]' "$log")
+failed=$(grep '^\[  FAILED  \] srqud' "$log" | sed 's/,.*//' | sort -u | wc -l)
+excluded=$(grep -c -v -E '^\s*(#|$)' "$HERE/srqud.filter")
+echo "ucx-gtest srqud: $((passed - skipped)) passed, $skipped skipped by the suite" \
+     "(reasons below), $failed failed, $excluded excluded (srqud.filter)"
+# why the suite skipped: one line per reason. A skip without a reason is a
+# size or setup bound of the suite, not a missing capability: none expected
+grep '^\[     SKIP \]' "$log" | sed 's/^\[     SKIP \] *//; s/OP32\|OP64/OPnn/g' |
+    sort | uniq -c | sort -rn | sed 's/^/ucx-gtest skip: /'
+if grep -q '^\[     SKIP \] *$' "$log"; then
+    echo "ucx-gtest srqud: cases skipped without a reason (see above)"
+    rc=1
+fi
+rm -f "$log"
+exit $rc
