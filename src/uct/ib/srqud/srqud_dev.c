@@ -139,6 +139,34 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
 }
 
 
+struct ibv_cq *uct_srqud_dev_cq_create(uct_srqud_iface_t *iface, unsigned cqe,
+                                       struct ibv_comp_channel *channel,
+                                       const char *what)
+{
+    struct ibv_cq *cq = ibv_create_cq(iface->md->ctx, cqe, NULL, channel, 0);
+
+    if (cq == NULL) {
+        ucs_error("%s: ibv_create_cq(%s, %u) failed: %m", iface->md->name,
+                  what, cqe);
+    }
+    return cq;
+}
+
+
+ucs_status_t uct_srqud_dev_port_bandwidth(uct_srqud_iface_t *iface,
+                                          double *bw_p)
+{
+    struct ibv_port_attr port_attr;
+
+    /* asked each time: a port's speed may change (auto-negotiation) */
+    if (ibv_query_port(iface->md->ctx, iface->port_num, &port_attr) != 0) {
+        return UCS_ERR_IO_ERROR;
+    }
+    *bw_p = uct_srqud_verbs_port_bandwidth(&port_attr);
+    return UCS_OK;
+}
+
+
 static ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
 {
     struct ibv_qp_init_attr init;
@@ -212,19 +240,15 @@ ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface)
         return status;
     }
 
-    iface->send_cq = ibv_create_cq(md->ctx, iface->config.tx_queue_len, NULL,
-                                   iface->comp_channel, 0);
+    iface->send_cq = uct_srqud_dev_cq_create(iface, iface->config.tx_queue_len,
+                                             iface->comp_channel, "send");
     if (iface->send_cq == NULL) {
-        ucs_error("%s: ibv_create_cq(send, %u) failed: %m", md->name,
-                  iface->config.tx_queue_len);
         return UCS_ERR_IO_ERROR;
     }
 
-    iface->recv_cq = ibv_create_cq(md->ctx, iface->config.rx_cq_len, NULL,
-                                   iface->comp_channel, 0);
+    iface->recv_cq = uct_srqud_dev_cq_create(iface, iface->config.rx_cq_len,
+                                             iface->comp_channel, "recv");
     if (iface->recv_cq == NULL) {
-        ucs_error("%s: ibv_create_cq(recv, %u) failed: %m", md->name,
-                  iface->config.rx_cq_len);
         return UCS_ERR_IO_ERROR;
     }
 

@@ -34,6 +34,15 @@ void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface);
 /* The rest (address handles, CQs, channel), after the queues */
 void uct_srqud_dev_destroy(uct_srqud_iface_t *iface);
 
+/* A CQ (@a what names it in the error message); NULL on failure */
+struct ibv_cq *uct_srqud_dev_cq_create(uct_srqud_iface_t *iface, unsigned cqe,
+                                       struct ibv_comp_channel *channel,
+                                       const char *what);
+
+/* The link bandwidth of the interface's port now, bytes per second */
+ucs_status_t uct_srqud_dev_port_bandwidth(uct_srqud_iface_t *iface,
+                                          double *bw_p);
+
 /* A UD QP in RTS on the interface's port (logs what failed) */
 ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
                                         struct ibv_qp_init_attr *init,

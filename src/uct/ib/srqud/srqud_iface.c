@@ -82,7 +82,8 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
                                           uct_iface_attr_t *iface_attr)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
-    struct ibv_port_attr port_attr;
+    ucs_status_t status;
+    double port_bw;
     size_t max_packet, rma_put, rma_get;
 
     uct_base_iface_query(&iface->super, iface_attr);
@@ -151,8 +152,9 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
     iface_attr->ep_addr_len      = 0;
     iface_attr->max_conn_priv    = 0;
 
-    if (ibv_query_port(iface->md->ctx, iface->port_num, &port_attr) != 0) {
-        return UCS_ERR_IO_ERROR;
+    status = uct_srqud_dev_port_bandwidth(iface, &port_bw);
+    if (status != UCS_OK) {
+        return status;
     }
 
     /* A UD send costs about what an RC send does on the wire, plus the
@@ -161,9 +163,9 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
                                          iface->is_roce ? 900e-9 : 700e-9, 0);
     iface_attr->overhead           = 80e-9;
     iface_attr->bandwidth.dedicated = 0;
-    iface_attr->bandwidth.shared   = uct_srqud_verbs_port_bandwidth(&port_attr) *
-                                     max_packet / (max_packet + 40 /* GRH */ +
-                                                   sizeof(uct_srqud_neth_t));
+    iface_attr->bandwidth.shared   = port_bw * max_packet /
+                                     (max_packet + 40 /* GRH */ +
+                                      sizeof(uct_srqud_neth_t));
     iface_attr->priority           = 0;
     iface_attr->dev_num_paths      = 1;
     return UCS_OK;

@@ -80,10 +80,9 @@ ucs_status_t uct_srqud_zengine_init(uct_srqud_iface_t *iface)
         goto err;
     }
 
-    z->scq = ibv_create_cq(iface->md->ctx, iface->config.zcopy_sq_depth, NULL, NULL, 0);
+    z->scq = uct_srqud_dev_cq_create(iface, iface->config.zcopy_sq_depth, NULL,
+                                     "zero-copy send");
     if (z->scq == NULL) {
-        ucs_error("%s: ibv_create_cq(zero-copy send) failed: %m",
-                  iface->md->name);
         goto err;
     }
 
@@ -130,7 +129,8 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
         if (pqp == NULL) {
             return NULL;
         }
-        pqp->cq = ibv_create_cq(iface->md->ctx, iface->config.zcopy_rq_depth, NULL, NULL, 0);
+        pqp->cq = uct_srqud_dev_cq_create(iface, iface->config.zcopy_rq_depth,
+                                          NULL, "zero-copy pool");
         if (pqp->cq == NULL) {
             return NULL;
         }
