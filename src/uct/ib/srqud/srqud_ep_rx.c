@@ -146,8 +146,12 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     if (route != NULL) {
-        /* answers to this side's RMA and zero-copy requests */
-        route->answer(iface, ep, payload, payload_len);
+        /* answers to this side's RMA and zero-copy requests; not to an ep
+         * that failed meanwhile (a completion the ack ran may have
+         * cancelled it) */
+        if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+            route->answer(iface, ep, payload, payload_len);
+        }
         return;
     }
 

@@ -84,7 +84,7 @@ static unsigned uct_srqud_progress_async_rx(uct_srqud_iface_t *iface)
 
 static unsigned uct_srqud_progress_rx(uct_srqud_iface_t *iface)
 {
-    struct ibv_wc wcs[UCT_SRQUD_STASH_MAX + 64];
+    struct ibv_wc wcs[UCT_SRQUD_STASH_MAX + UCT_SRQUD_RX_POLL_MAX];
     unsigned i, count;
 
     if (ucs_unlikely(!ucs_queue_is_empty(&iface->async.rx_q)) &&

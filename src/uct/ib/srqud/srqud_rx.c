@@ -335,7 +335,8 @@ unsigned uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
     iface->rx.stash_count -= count;
 
     ret = ibv_poll_cq(iface->recv_cq,
-                      ucs_min(iface->config.rx_max_poll, max - count),
+                      ucs_min(ucs_min(iface->config.rx_max_poll,
+                                      UCT_SRQUD_RX_POLL_MAX), max - count),
                       wcs + count);
     if (ucs_unlikely(ret < 0)) {
         ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);

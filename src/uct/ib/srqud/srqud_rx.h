@@ -27,6 +27,11 @@ ucs_status_t uct_srqud_rx_srq_post(uct_srqud_iface_t *iface, unsigned max);
 /* Repost when a batch's worth is missing (after polling) */
 void uct_srqud_rx_refill(uct_srqud_iface_t *iface);
 
+/* Completions taken from the receive CQ in one call at most (besides the
+ * stashed ones), whatever UCX_SRQUD_RX_MAX_POLL says */
+#define UCT_SRQUD_RX_POLL_MAX  64
+
+
 /**
  * Take up to @a max receive completions: those event_arm stashed, then the
  * CQ's. The buffers leave the SRQ's count here.

@@ -311,7 +311,7 @@ struct uct_srqud_iface {
 
     uct_recv_desc_t          release_desc;
 
-    /* The protocols above the endpoint (srqud_ctl.c): control opcodes and
+    /* The protocols above the endpoint (srqud_proto.c): control opcodes and
      * what an ep's end or a flush asks of them */
     const struct uct_srqud_proto *proto;
 };
