@@ -5,6 +5,16 @@
 # then boots the Soft-RoCE VM and runs the device tests with UCX's module
 # loading (route a) and with LD_PRELOAD on the stock UCX (route b).
 #
+# Then the same transport against the other UCX versions srqud supports
+# (1.18.1, 1.22.0; SRQUD_CI_UCX="..." to choose): UCX built from source,
+# host unit tests, loading and refusal of foreign modules, and in the VM
+# the device tests, UCP and MPI smoke tests and UCX's UCT conformance suite
+# of that version (its four longest cases left out).
+#
+#   contrib/test.sh --ucx VERSION [--full]
+#       only that version, every conformance case with --full (the
+#       documented command for what does not fit in CI; results in NEWS)
+#
 # Exit status is non-zero if anything failed; a test that could not run
 # counts as failed. The last line is "tests: N passed, M failed".
 #
@@ -13,6 +23,17 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 cd "$ROOT"
+
+ONLY_UCX=
+FULL=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ucx)  ONLY_UCX=${2:?--ucx VERSION}; shift 2 ;;
+    --full) FULL=1; shift ;;
+    *)      echo "usage: $0 [--ucx VERSION [--full]]" >&2; exit 2 ;;
+    esac
+done
+OTHER_UCX=${SRQUD_CI_UCX-1.18.1 1.22.0}
 
 PASSED=0
 FAILED=0
@@ -55,6 +76,55 @@ finish() {
     exit $?
 }
 
+# Device tests in the VM: one boot per route
+run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
+    local out
+    out=$(mktemp)
+    "$ROOT/contrib/softroce/vm-run" "$@" 2>&1 | tee "$out"
+    local rc=${PIPESTATUS[0]}
+    count_results < "$out"
+    if ! grep -q "^RESULT " "$out"; then
+        # the VM did not run the tests at all: that is a failure
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$*")
+    fi
+    rm -f "$out"
+    return $rc
+}
+
+# How each built version loads srqud, and refuses the others' modules
+load_tests() {  # load_tests VERSION...
+    local out
+    out=$(mktemp)
+    "$ROOT/test/compat/load.sh" "$@" | tee "$out"
+    count_results < "$out"
+    grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("load$*"); }
+    rm -f "$out"
+}
+
+# Another UCX version: build, host tests, VM tests
+test_other_ucx() {  # test_other_ucx VERSION
+    local v=$1 n
+    n=$(echo "$v" | tr . _)
+    echo "== UCX $v"
+    step build_ucx_$n "$ROOT/contrib/build.sh" --ucx "$v" || return 1
+    step host_unit_tests_ucx_$n sh -c "make -C '$SRQUD_BUILD/obj-$v' check > '$SRQUD_BUILD/unit-$v.out' 2>&1"
+    step build_ucx_uct_gtest_$n "$ROOT/contrib/build-ucx-gtest.sh" --ucx "$v"
+    echo "== device tests, UCX $v"
+    SRQUD_UCX=$v SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- \
+        "$ROOT/contrib/vm-tests.sh" --ucx "$v"
+}
+
+if [ -n "$ONLY_UCX" ] && [ "$ONLY_UCX" != 1.13.1 ]; then
+    test_other_ucx "$ONLY_UCX"
+    # with the default version's module when it is built: refusals both ways
+    if [ -e "$SRQUD_BUILD/obj/src/uct/ib/srqud/.libs/libuct_srqud.so.0" ]; then
+        load_tests 1.13.1 "$ONLY_UCX"
+    else
+        load_tests "$ONLY_UCX"
+    fi
+    finish
+fi
+
 step build "$ROOT/contrib/build.sh" || finish
 
 # Host unit tests (googletest), through automake's test driver
@@ -79,26 +149,19 @@ if [ -x "$ROOT/contrib/build-ucx-gtest.sh" ]; then
     step build_ucx_uct_gtest "$ROOT/contrib/build-ucx-gtest.sh"
 fi
 
-# Device tests in the VM: one boot per route
-run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
-    local out
-    out=$(mktemp)
-    "$ROOT/contrib/softroce/vm-run" "$@" 2>&1 | tee "$out"
-    local rc=${PIPESTATUS[0]}
-    count_results < "$out"
-    if ! grep -q "^RESULT " "$out"; then
-        # the VM did not run the tests at all: that is a failure
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$*")
-    fi
-    rm -f "$out"
-    return $rc
-}
-
 # Route a runs UCX's UCT suite, whose peer_failure_multiple case needs more
 # than 4 GB of guest memory
 echo "== device tests, route a (UCX dlopens libuct_srqud)"
 run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
 run_vm --timeout 1200 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
+
+[ -n "$ONLY_UCX" ] && finish   # --ucx 1.13.1: the default version only
+
+# The other UCX versions, then loading across all of them
+for v in $OTHER_UCX; do
+    test_other_ucx "$v"
+done
+load_tests 1.13.1 $OTHER_UCX
 
 finish

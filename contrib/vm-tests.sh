@@ -3,6 +3,11 @@
 # Device tests, run INSIDE the Soft-RoCE VM by contrib/test.sh:
 #   contrib/softroce/vm-run -- contrib/vm-tests.sh            (route a)
 #   contrib/softroce/vm-run --stock -- contrib/vm-tests.sh --stock (route b)
+#   SRQUD_UCX=1.18.1 contrib/softroce/vm-run -- contrib/vm-tests.sh --ucx 1.18.1
+#       another UCX version (contrib/build.sh --ucx 1.18.1 built it): the
+#       device tests, one loss variant, UCP and MPI smoke tests and UCX's
+#       UCT conformance suite of that version (without its four longest
+#       cases unless SRQUD_FULL=1)
 # Prints one "RESULT <name> PASS|FAIL" line per check; exits non-zero if any
 # check failed.
 #
@@ -11,15 +16,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 ROUTE=a
 SUCG_ONLY=0  # --sucg-only (formerly --ucg-only): just the sucg block (development)
-for arg in "$@"; do
-    case "$arg" in
+UCX_VER=
+while [ $# -gt 0 ]; do
+    case "$1" in
     --stock)    ROUTE=b ;;
     --sucg-only|--ucg-only) SUCG_ONLY=1 ;;
-    *) echo "usage: $0 [--stock] [--sucg-only]" >&2; exit 2 ;;
+    --ucx)      ROUTE=ucx; UCX_VER=${2:-}; shift ;;
+    *) echo "usage: $0 [--stock] [--sucg-only] [--ucx VERSION]" >&2; exit 2 ;;
     esac
+    shift
 done
 PRELOAD=$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so
-LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE
+LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE${UCX_VER:+-$UCX_VER}
 mkdir -p "$LOGDIR"
 FAILED=0
 
@@ -46,6 +54,8 @@ run() {      # run NAME CMD... : output to the log, tail on failure
 }
 
 PAIR=$ROOT/contrib/bench/perftest-pair.sh
+# Loss-injection cases of the device tests
+FAULT_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
 
 cd "$ROOT"
 echo "== vm-tests: route $ROUTE on $(uname -r), $(rdma link show 2>/dev/null | head -1)"
@@ -76,7 +86,6 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # reach them (measured: a 5% netem loss run retransmitted nothing).
     # srqud's fault injection drops/duplicates packets at the send queue
     # instead; every message must still arrive intact, once, in order.
-    FAULT_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
     for fault in "DROP=0.01" "DROP=0.05" "DUP=0.05" "DROP=0.05 DUP=0.05"; do
         envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_TX_$f"; done)
         name=fault_$(echo "$fault" | tr 'A-Z =.' 'a-z___')
@@ -95,6 +104,37 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # UCX's own UCT conformance suite, srqud cases
     TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh"
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
+elif [ $ROUTE = ucx ]; then
+    # Another UCX version: contrib/env.sh (sourced by vm-run with SRQUD_UCX
+    # passed in) selected its UCX and srqud build
+    if [ "${SRQUD_UCX:-}" != "$UCX_VER" ] || [ ! -x "$SRQUD_OBJ/test/gtest/srqud_vm_test" ]; then
+        echo "vm-tests: --ucx $UCX_VER needs SRQUD_UCX=$UCX_VER in the environment and contrib/build.sh --ucx $UCX_VER" >&2
+        result ucx_${UCX_VER}_setup 1
+        exit 1
+    fi
+    V=ucx_$(echo "$UCX_VER" | tr . _)
+    run ${V}_version sh -c "ucx_info -v | tee /dev/stderr | grep -q -E '^# (Version|Library version:) $UCX_VER\$'"
+    run ${V}_info_lists_srqud sh -c 'ucx_info -d | grep -A3 "Transport: srqud" | grep -q "Device: rxe0:1"'
+    run ${V}_srqud_vm_test "$SRQUD_OBJ/test/gtest/srqud_vm_test" --gtest_color=no
+    run ${V}_fault_drop_0_05_srqud_vm_test env UCX_SRQUD_FAULT_TX_DROP=0.05 UCX_LOG_LEVEL=error \
+        "$SRQUD_OBJ/test/gtest/srqud_vm_test" --gtest_color=no --gtest_filter="$FAULT_TESTS"
+    run ${V}_perftest_ucp_tag_lat "$PAIR" UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
+    run ${V}_perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 200 -s 4194304
+    run ${V}_perftest_ucp_am_bw "$PAIR" UCX_TLS=srqud,self -- -t ucp_am_bw -n 200 -s 65536
+    run ${V}_perftest_ucp_stream_bw "$PAIR" UCX_TLS=srqud,self -- -t stream_bw -n 200 -s 65536
+    run ${V}_perftest_ucp_put_bw_4MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_put_bw -n 20 -s 4194304
+    run ${V}_perftest_ucp_get_4MB "$PAIR" UCX_TLS=srqud,self -- -t ucp_get -n 20 -s 4194304
+    # Debian's Open MPI 4.1.4 and MPICH 4.0.2, built against UCX 1.13, on
+    # this UCX's libucp.so.0 (env.sh puts it first in LD_LIBRARY_PATH)
+    TEST_TIMEOUT=900 run ${V}_mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np 2 -- -o 64
+    grep '^RESULT ' "$LOGDIR/${V}_mpi_srqud.log" | sed 's/^RESULT/    mpi run:/'
+    # UCX's own UCT conformance suite of this version, srqud cases
+    long=
+    [ "${SRQUD_FULL:-0}" = 1 ] || long=$(sed -n 's/^#long //p' "$ROOT/test/ucx-gtest/srqud.filter" | paste -sd:)
+    TEST_TIMEOUT=2400 run ${V}_uct_conformance env UCX_GTEST="$SRQUD_BUILD/ucx-gtest-$UCX_VER/gtest" \
+        SRQUD_GTEST_EXCLUDE="$long" "$ROOT/test/ucx-gtest/run.sh"
+    grep '^ucx-gtest srqud:' "$LOGDIR/${V}_uct_conformance.log" || true
+    exit $FAILED
 elif [ $ROUTE = b ]; then
     # Stock Debian UCX, module preloaded
     run stock_ucx_info_lists_srqud sh -c "LD_PRELOAD=$PRELOAD ucx_info -d | grep -A3 'Transport: srqud' | grep -q 'Device: rxe0:1'"

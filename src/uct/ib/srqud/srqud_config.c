@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_config.h"
+#include "srqud_compat.h"
 #include "srqud_types.h"
 
 #include <ucs/sys/string.h>
@@ -55,11 +56,11 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Repost receive buffers to the SRQ in batches of this many.",
      ucs_offsetof(uct_srqud_iface_config_t, rx_post_batch), UCS_CONFIG_TYPE_UINT},
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 0, "receive",
+    UCT_SRQUD_MPOOL_CONFIG_FIELDS("RX_", -1, 0, "receive",
                                   ucs_offsetof(uct_srqud_iface_config_t, rx_mp),
                                   ""),
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
+    UCT_SRQUD_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
                                   ucs_offsetof(uct_srqud_iface_config_t, tx_mp),
                                   ""),
 

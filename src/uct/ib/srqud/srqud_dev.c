@@ -298,6 +298,28 @@ void uct_srqud_dev_destroy(uct_srqud_iface_t *iface)
 }
 
 
+static void uct_srqud_dev_ah_key(const uct_srqud_device_addr_t *dev_addr,
+                                 uct_srqud_ah_key_t *key)
+{
+    memset(key, 0, sizeof(*key));
+    memcpy(key->gid, dev_addr->gid, sizeof(key->gid));
+    key->lid = dev_addr->lid;
+}
+
+
+struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
+                                     const uct_srqud_device_addr_t *dev_addr)
+{
+    uct_srqud_ah_key_t key;
+    khiter_t it;
+
+    uct_srqud_dev_ah_key(dev_addr, &key);
+    it = kh_get(uct_srqud_ah, &iface->ah_hash, key);
+    return (it == kh_end(&iface->ah_hash)) ? NULL :
+           kh_value(&iface->ah_hash, it);
+}
+
+
 ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
                                   const uct_srqud_device_addr_t *dev_addr,
                                   struct ibv_ah **ah_p)
@@ -308,13 +330,9 @@ ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
     khiter_t it;
     int ret;
 
-    memset(&key, 0, sizeof(key));
-    memcpy(key.gid, dev_addr->gid, sizeof(key.gid));
-    key.lid = dev_addr->lid;
-
-    it = kh_get(uct_srqud_ah, &iface->ah_hash, key);
-    if (it != kh_end(&iface->ah_hash)) {
-        *ah_p = kh_value(&iface->ah_hash, it);
+    ah = uct_srqud_dev_ah_find(iface, dev_addr);
+    if (ah != NULL) {
+        *ah_p = ah;
         return UCS_OK;
     }
 
@@ -338,6 +356,7 @@ ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
         return UCS_ERR_INVALID_ADDR;
     }
 
+    uct_srqud_dev_ah_key(dev_addr, &key);
     it = kh_put(uct_srqud_ah, &iface->ah_hash, key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
         ibv_destroy_ah(ah);

@@ -49,6 +49,10 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
                                         const char *what,
                                         struct ibv_qp **qp_p);
 
+/* The address handle already created for @a dev_addr, or NULL */
+struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
+                                     const uct_srqud_device_addr_t *dev_addr);
+
 /* The address handle of a remote port, shared by all eps to it */
 ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
                                   const uct_srqud_device_addr_t *dev_addr,

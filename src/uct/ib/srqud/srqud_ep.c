@@ -11,6 +11,7 @@
 #  include "config.h"
 #endif
 
+#include "srqud_compat.h"
 #include "srqud_tx.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
@@ -576,6 +577,25 @@ ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
 }
 
 
+/* The answer to a check whose probe (or earlier data) is in the window: with
+ * a completion, the ack of what is there completes it with UCS_OK, a peer
+ * timeout with the failure; without one, failure is reported through the
+ * interface's error handler only */
+static ucs_status_t uct_srqud_ep_check_pending(uct_srqud_iface_t *iface,
+                                               uct_srqud_ep_t *ep,
+                                               uct_completion_t *comp)
+{
+    ucs_status_t status;
+
+    if (comp == NULL) {
+        return UCS_OK;
+    }
+
+    status = uct_srqud_ep_add_flush(iface, ep, comp, 0);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+
 /*
  * Keepalive: a reliable packet without payload. It is retransmitted like
  * data, so a peer that does not acknowledge it within UCX_SRQUD_TIMEOUT
@@ -590,12 +610,17 @@ ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
     uct_srqud_send_desc_t *desc;
     ucs_status_t status;
 
-    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+    UCT_SRQUD_EP_CHECK_PARAMS(flags, comp);
 
     uct_srqud_enter(iface);
-    if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||
-        !ucs_queue_is_empty(&ep->tx.window)) {
+    if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
+        /* known, and already reported to the error handler */
         status = UCS_OK;
+        goto out;
+    }
+
+    if (!ucs_queue_is_empty(&ep->tx.window)) {
+        status = uct_srqud_ep_check_pending(iface, ep, comp);
         goto out;
     }
 
@@ -608,7 +633,7 @@ ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
 
     if (!ucs_queue_is_empty(&ep->tx.window)) {
         ++iface->stats.keepalives; /* the CREQ just sent is the probe */
-        status = UCS_OK;
+        status = uct_srqud_ep_check_pending(iface, ep, comp);
         goto out;
     }
 
@@ -623,6 +648,7 @@ ucs_status_t uct_srqud_ep_check(uct_ep_h tl_ep, unsigned flags,
         ucs_mpool_put_inline(desc);
     } else {
         ++iface->stats.keepalives;
+        status = uct_srqud_ep_check_pending(iface, ep, comp);
     }
 out:
     uct_srqud_leave(iface);

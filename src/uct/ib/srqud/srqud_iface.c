@@ -13,6 +13,7 @@
 #  include "config.h"
 #endif
 
+#include "srqud_compat.h"
 #include "srqud_ep_am.h"
 #include "srqud_types.h"
 #include "srqud_dev.h"
@@ -102,7 +103,8 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
                                   UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                                   UCT_IFACE_FLAG_PENDING |
                                   UCT_IFACE_FLAG_CB_SYNC |
-                                  UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+                                  UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                                  UCT_SRQUD_IFACE_FLAG_INTER_NODE;
     /* One wakeup mechanism: the callback when the user gave one (UCP
      * does), which also tells of a peer timeout while the user sleeps;
      * otherwise the completion channel's fd */
@@ -220,7 +222,8 @@ static uct_iface_internal_ops_t uct_srqud_iface_internal_ops = {
     .iface_estimate_perf = uct_base_iface_estimate_perf,
     .iface_vfs_refresh   = uct_srqud_iface_vfs_refresh,
     .ep_query            = (uct_ep_query_func_t)ucs_empty_function_return_unsupported,
-    .ep_invalidate       = (uct_ep_invalidate_func_t)ucs_empty_function_return_unsupported
+    .ep_invalidate       = (uct_ep_invalidate_func_t)ucs_empty_function_return_unsupported,
+    UCT_SRQUD_INTERNAL_OPS_COMPAT
 };
 
 
@@ -493,7 +496,3 @@ static uct_iface_ops_t uct_srqud_iface_tl_ops = {
 UCT_TL_DEFINE_ENTRY(&uct_srqud_component, srqud, uct_srqud_dev_query_tl_devices,
                     uct_srqud_iface_t, UCT_SRQUD_CONFIG_PREFIX,
                     uct_srqud_config_table, uct_srqud_iface_config_t);
-
-/* Registered from the library constructor, so that both dlopen() by UCX and
- * LD_PRELOAD on a UCX that does not know the module work. */
-UCT_SINGLE_TL_INIT(&uct_srqud_component, srqud, ctor,,)

@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_md.h"
+#include "srqud_compat.h"
 
 #include <uct/base/uct_iface.h>
 #include "srqud_chunk.h"
@@ -41,9 +42,9 @@ static ucs_config_field_t uct_srqud_md_config_table[] = {
      ucs_offsetof(uct_srqud_md_config_t, rcache_enable),
      UCS_CONFIG_TYPE_TERNARY},
 
-    {"", "RCACHE_ADDR_ALIGN=16", NULL,
+    {"", UCT_SRQUD_RCACHE_CONFIG_DEFAULT, NULL,
      ucs_offsetof(uct_srqud_md_config_t, rcache),
-     UCS_CONFIG_TYPE_TABLE(uct_md_config_rcache_table)},
+     UCS_CONFIG_TYPE_TABLE(UCT_SRQUD_RCACHE_CONFIG_TABLE)},
 
     {NULL}
 };
@@ -325,13 +326,14 @@ static void uct_srqud_md_rcache_dump_region_cb(void *context, ucs_rcache_t *rcac
 static ucs_rcache_ops_t uct_srqud_md_rcache_ops = {
     .mem_reg     = uct_srqud_md_rcache_mem_reg_cb,
     .mem_dereg   = uct_srqud_md_rcache_mem_dereg_cb,
-    .dump_region = uct_srqud_md_rcache_dump_region_cb
+    .dump_region = uct_srqud_md_rcache_dump_region_cb,
+    UCT_SRQUD_RCACHE_OPS_COMPAT
 };
 
 
-static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
-                                         size_t length, unsigned flags,
-                                         uct_mem_h *memh_p)
+static ucs_status_t uct_srqud_md_mem_reg_flags(uct_md_h uct_md, void *address,
+                                               size_t length, unsigned flags,
+                                               uct_mem_h *memh_p)
 {
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
     ucs_rcache_region_t *rregion;
@@ -343,8 +345,8 @@ static ucs_status_t uct_srqud_md_mem_reg(uct_md_h uct_md, void *address,
     }
 
     if (md->rcache != NULL) {
-        status = ucs_rcache_get(md->rcache, address, length,
-                                PROT_READ | PROT_WRITE, &flags, &rregion);
+        status = uct_srqud_compat_rcache_get(md->rcache, address, length,
+                                             &flags, &rregion);
         if (status != UCS_OK) {
             return status;
         }
@@ -385,6 +387,28 @@ static void uct_srqud_md_invalidate_cb(void *arg)
 }
 
 
+/* Invalidation is for memory peers may write or read (UCX's contract since
+ * 1.15: UNSUPPORTED otherwise), and, where UCX asks for it, only of a
+ * registration whose key was packed for it (INVALID_PARAM otherwise) */
+static ucs_status_t uct_srqud_md_invalidate_check(uct_srqud_md_t *md,
+                                                  uct_srqud_mem_t *memh)
+{
+    ucs_status_t status = UCS_OK;
+
+    ucs_spin_lock(&md->reg_lock);
+    if (UCT_SRQUD_INVALIDATE_NEEDS_PACK) {
+        if (!(memh->access & (UCT_MD_MEM_ACCESS_REMOTE_PUT |
+                              UCT_MD_MEM_ACCESS_REMOTE_GET))) {
+            status = UCS_ERR_UNSUPPORTED;
+        } else if (!(memh->flags & UCT_SRQUD_MEM_FLAG_PACKED_INVALIDATE)) {
+            status = UCS_ERR_INVALID_PARAM;
+        }
+    }
+    ucs_spin_unlock(&md->reg_lock);
+    return status;
+}
+
+
 static ucs_status_t
 uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 {
@@ -392,6 +416,7 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     uct_srqud_mem_t *memh;
 
     uct_completion_t *comp;
+    ucs_status_t status;
     int free_now;
 
     UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 1);
@@ -399,6 +424,12 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
     memh = params->memh;
     comp = (UCT_MD_MEM_DEREG_FIELD_VALUE(params, flags, FIELD_FLAGS, 0) &
             UCT_MD_MEM_DEREG_FLAG_INVALIDATE) ? params->comp : NULL;
+    if (comp != NULL) {
+        status = uct_srqud_md_invalidate_check(md, memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
 
     if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
         /* The cache keeps the MR for a later registration, but from now on
@@ -439,22 +470,39 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 }
 
 
+UCT_SRQUD_MD_MEM_REG_DEFINE(uct_srqud_md_mem_reg, uct_srqud_md_mem_reg_flags)
+
+
 static ucs_status_t
-uct_srqud_md_mkey_pack(uct_md_h uct_md, uct_mem_h memh,
-                       const uct_md_mkey_pack_params_t *params,
-                       void *rkey_buffer)
+uct_srqud_md_mkey_pack_flags(uct_md_h uct_md, uct_mem_h uct_memh,
+                             unsigned pack_flags, void *rkey_buffer)
 {
-    uint64_t packed = ((uint64_t)UCT_SRQUD_RKEY_TAG << UCT_SRQUD_RKEY_TAG_SHIFT) |
-                      ((uct_srqud_mem_t*)memh)->mr->rkey;
+    uct_srqud_md_t *md    = ucs_derived_of(uct_md, uct_srqud_md_t);
+    uct_srqud_mem_t *memh = uct_memh;
+    uint64_t packed       = ((uint64_t)UCT_SRQUD_RKEY_TAG <<
+                             UCT_SRQUD_RKEY_TAG_SHIFT) | memh->mr->rkey;
+
+    /* no atomics, no keys exported to other processes' mds */
+    if (pack_flags & UCT_SRQUD_MKEY_PACK_UNSUPPORTED) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (pack_flags & UCT_SRQUD_MKEY_PACK_INVALIDATE) {
+        ucs_spin_lock(&md->reg_lock);
+        memh->flags |= UCT_SRQUD_MEM_FLAG_PACKED_INVALIDATE;
+        ucs_spin_unlock(&md->reg_lock);
+    }
 
     memcpy(rkey_buffer, &packed, sizeof(packed));
     return UCS_OK;
 }
 
+UCT_SRQUD_MD_MKEY_PACK_DEFINE(uct_srqud_md_mkey_pack, uct_srqud_md_mkey_pack_flags)
 
-static ucs_status_t
-uct_srqud_md_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
-                         uct_rkey_t *rkey_p, void **handle_p)
+
+static ucs_status_t uct_srqud_md_rkey_unpack_buf(const void *rkey_buffer,
+                                                 uct_rkey_t *rkey_p,
+                                                 void **handle_p)
 {
     uint64_t packed;
 
@@ -470,39 +518,31 @@ uct_srqud_md_rkey_unpack(uct_component_t *component, const void *rkey_buffer,
     return UCS_OK;
 }
 
+UCT_SRQUD_RKEY_UNPACK_DEFINE(uct_srqud_md_rkey_unpack, uct_srqud_md_rkey_unpack_buf)
 
-static ucs_status_t uct_srqud_md_query(uct_md_h uct_md, uct_md_attr_t *md_attr)
+
+static void uct_srqud_md_caps(uct_md_h uct_md, uct_srqud_md_caps_t *caps)
 {
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
-    long cpu;
 
-    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH |
-                                    UCT_MD_FLAG_NEED_RKEY |
-                                    UCT_MD_FLAG_INVALIDATE;
-    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    md_attr->cap.alloc_mem_types  = 0;
-    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    md_attr->cap.detect_mem_types = 0;
+    caps->flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH |
+                             UCT_MD_FLAG_NEED_RKEY | UCT_MD_FLAG_INVALIDATE |
+                             UCT_SRQUD_MD_FLAG_INVALIDATE_RMA;
+    caps->mem_types        = UCS_BIT(UCS_MEMORY_TYPE_HOST);
     /* No UCT_MD_FLAG_ALLOC, so nothing allocates through it; the value is
      * the bound UCX's ib md reports too, and UCT's own tests size their
      * buffers by it (0 made them skip every transfer) */
-    md_attr->cap.max_alloc        = SIZE_MAX;
-    md_attr->cap.max_reg          = md->dev_attr.max_mr_size;
-    md_attr->rkey_packed_size     = sizeof(uint64_t);
+    caps->max_alloc        = SIZE_MAX;
+    caps->max_reg          = md->dev_attr.max_mr_size;
+    caps->rkey_packed_size = sizeof(uint64_t);
     /* 16us + 0.06ns/byte is what UCX assumes for IB registrations; the cache
      * makes repeated registrations of the same buffer nearly free */
-    md_attr->reg_cost             = (md->rcache != NULL) ?
-                                    ucs_linear_func_make(50e-9, 0) :
-                                    ucs_linear_func_make(16e-6, 0.06e-9);
-    ucs_strncpy_zero(md_attr->component_name, uct_srqud_component.name,
-                     sizeof(md_attr->component_name));
-    /* Soft-RoCE and unknown topologies: every CPU is "near" the device */
-    UCS_CPU_ZERO(&md_attr->local_cpus);
-    for (cpu = 0; cpu < ucs_sys_get_num_cpus(); ++cpu) {
-        UCS_CPU_SET(cpu, &md_attr->local_cpus);
-    }
-    return UCS_OK;
+    caps->reg_cost         = (md->rcache != NULL) ?
+                             ucs_linear_func_make(50e-9, 0) :
+                             ucs_linear_func_make(16e-6, 0.06e-9);
 }
+
+UCT_SRQUD_MD_QUERY_DEFINE(uct_srqud_md_query, uct_srqud_md_caps)
 
 
 ucs_status_t uct_srqud_md_srq_listen(uct_srqud_md_t *md, struct ibv_srq *srq,
@@ -618,8 +658,8 @@ static uct_md_ops_t uct_srqud_md_ops = {
     .mem_dereg              = uct_srqud_md_mem_dereg,
     .mem_query              = (uct_md_mem_query_func_t)ucs_empty_function_return_unsupported,
     .mkey_pack              = uct_srqud_md_mkey_pack,
-    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)ucs_empty_function_return_zero_int,
-    .detect_memory_type     = (uct_md_detect_memory_type_func_t)ucs_empty_function_return_unsupported
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)ucs_empty_function_return_unsupported,
+    UCT_SRQUD_MD_OPS_COMPAT
 };
 
 
@@ -633,9 +673,8 @@ uct_srqud_md_rcache_init(uct_srqud_md_t *md, const uct_srqud_md_config_t *config
         return UCS_OK;
     }
 
-    uct_md_set_rcache_params(&params, &config->rcache);
+    uct_srqud_compat_rcache_params(&params, &config->rcache);
     params.region_struct_size = sizeof(uct_srqud_mem_t);
-    params.max_alignment      = ucs_get_page_size();
     params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
     params.context            = md;
     params.ops                = &uct_srqud_md_rcache_ops;
@@ -820,6 +859,7 @@ uct_component_t uct_srqud_component = {
     .rkey_unpack        = uct_srqud_md_rkey_unpack,
     .rkey_ptr           = (uct_component_rkey_ptr_func_t)ucs_empty_function_return_unsupported,
     .rkey_release       = (uct_component_rkey_release_func_t)ucs_empty_function_return_success,
+    UCT_SRQUD_COMPONENT_COMPAT
     .name               = UCT_SRQUD_TL_NAME,
     .md_config          = {
         .name           = "srqud memory domain",

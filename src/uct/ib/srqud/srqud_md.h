@@ -12,6 +12,7 @@
 #define UCT_SRQUD_MD_H_
 
 #include "srqud_def.h"
+#include "srqud_compat.h"
 
 #include <uct/base/uct_md.h>
 #include <ucs/memory/rcache.h>
@@ -35,7 +36,7 @@ typedef struct uct_srqud_md_srq_listener {
 typedef struct uct_srqud_md_config {
     uct_md_config_t          super;
     ucs_ternary_auto_value_t rcache_enable;  /* Use the registration cache */
-    uct_md_rcache_config_t   rcache;         /* Registration cache tuning */
+    uct_srqud_rcache_config_t rcache;        /* Registration cache tuning */
 } uct_srqud_md_config_t;
 
 
@@ -65,7 +66,9 @@ typedef struct uct_srqud_mem {
 enum {
     UCT_SRQUD_MEM_FLAG_RCACHE      = UCS_BIT(0),
     UCT_SRQUD_MEM_FLAG_INVALIDATED = UCS_BIT(1), /* refuse new requests */
-    UCT_SRQUD_MEM_FLAG_DEREG       = UCS_BIT(2)  /* deregister when idle */
+    UCT_SRQUD_MEM_FLAG_DEREG       = UCS_BIT(2), /* deregister when idle */
+    UCT_SRQUD_MEM_FLAG_PACKED_INVALIDATE = UCS_BIT(3) /* a key was packed
+                                                       * for invalidation */
 };
 
 

@@ -1,0 +1,93 @@
+#!/bin/bash
+#
+# How each UCX version loads srqud, and that a module built for another
+# version is refused cleanly (issue 13). Runs on the host: loading and the
+# version check need no device (srqud's config variables appear in
+# "ucx_info -c -f" once its component is registered).
+#
+#   test/compat/load.sh [VERSION...]      (default: 1.13.1 1.18.1 1.22.0)
+#
+# Needs each version built by contrib/build.sh [--ucx VERSION]. Prints one
+# "RESULT name PASS|FAIL" per check; a version that is not built fails.
+#
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+VERSIONS=${*:-1.13.1 1.18.1 1.22.0}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+FAILED=0
+
+prefix_of() { [ "$1" = 1.13.1 ] && echo "$SRQUD_BUILD/ucx" || echo "$SRQUD_BUILD/ucx-$1"; }
+obj_of()    { [ "$1" = 1.13.1 ] && echo "$SRQUD_BUILD/obj" || echo "$SRQUD_BUILD/obj-$1"; }
+module_of() { echo "$(obj_of "$1")/src/uct/ib/srqud/.libs/libuct_srqud.so.0"; }
+
+result() {  # result NAME OK(0/1) DETAIL
+    if [ "$2" = 0 ]; then
+        echo "RESULT $1 PASS"
+    else
+        echo "RESULT $1 FAIL: $3"
+        FAILED=1
+    fi
+}
+
+# ucx_info of VERSION with extra environment; output in $TMP/out, status $?
+ucx_info_of() {  # ucx_info_of VERSION ENV...
+    local ver=$1 prefix
+    shift
+    prefix=$(prefix_of "$ver")
+    env LD_LIBRARY_PATH="$prefix/lib" UCX_WARN_UNUSED_ENV_VARS=n "$@" \
+        "$prefix/bin/ucx_info" -c -f > "$TMP/out" 2>&1
+}
+
+registered() { grep -q '^UCX_SRQUD_SRQ_SIZE=' "$TMP/out"; }
+refused()    { grep -q "^\[srqud\] built for UCX $1 but this process runs UCX $2" "$TMP/out"; }
+
+for v in $VERSIONS; do
+    n=$(echo "$v" | tr . _)
+    if [ ! -x "$(prefix_of "$v")/bin/ucx_info" ] || [ ! -e "$(module_of "$v")" ]; then
+        result load_$n 1 "UCX $v or srqud for it not built (contrib/build.sh --ucx $v)"
+        continue
+    fi
+    # The installed route of the version: module directory (1.13, 1.18:
+    # compiled-in module list; 1.22: directory scan) or UCX_PLUGIN_PATH
+    case $v in
+    1.22.*)
+        mkdir -p "$TMP/plugins-$n"
+        cp "$(module_of "$v")" "$TMP/plugins-$n/"
+        ucx_info_of "$v"; rc=$?
+        ! registered; result load_${n}_not_without_plugin_path $? "srqud present with no plugin path"
+        ucx_info_of "$v" UCX_PLUGIN_PATH="$TMP/plugins-$n"; rc=$?
+        registered && [ $rc = 0 ] && ! grep -q '^\[srqud\]' "$TMP/out"
+        result load_${n}_plugin_path $? "$(tail -3 "$TMP/out")"
+        ucx_info_of "$v" UCX_MODULE_DIR="$TMP/plugins-$n"; rc=$?
+        registered && [ $rc = 0 ]
+        result load_${n}_module_dir_scan $? "$(tail -3 "$TMP/out")"
+        ;;
+    *)
+        ucx_info_of "$v"; rc=$?
+        registered && [ $rc = 0 ] && ! grep -q '^\[srqud\]' "$TMP/out"
+        result load_${n}_module_list $? "$(tail -3 "$TMP/out")"
+        ;;
+    esac
+    # Modules built for the other versions, into this one: refused with one
+    # line naming both versions, and the process goes on
+    for m in $VERSIONS; do
+        [ "$m" = "$v" ] && continue
+        [ -e "$(module_of "$m")" ] || continue
+        mn=$(echo "$m" | tr . _)
+        ucx_info_of "$v" LD_PRELOAD="$(module_of "$m")"; rc=$?
+        refused "$m" "$v" && [ $rc = 0 ] && [ "$(grep -c '^\[srqud\]' "$TMP/out")" = 1 ]
+        result refuse_${mn}_module_on_${n}_preload $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
+        case $v in
+        1.22.*)
+            rm -rf "$TMP/foreign"; mkdir -p "$TMP/foreign"
+            cp "$(module_of "$m")" "$TMP/foreign/"
+            ucx_info_of "$v" UCX_PLUGIN_PATH="$TMP/foreign"; rc=$?
+            refused "$m" "$v" && [ $rc = 0 ] && ! registered
+            result refuse_${mn}_module_on_${n}_plugin_path $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
+            ;;
+        esac
+    done
+done
+exit $FAILED
