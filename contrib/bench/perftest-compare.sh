@@ -1,25 +1,59 @@
 #!/bin/bash
 #
-# Inside the Soft-RoCE VM: ucx_perftest over srqud and over ud_verbs (and
-# rc_verbs with --rc), same sizes, same run. Prints a table; with
-# --csv FILE also writes the numbers.
+# Inside the Soft-RoCE VM: ucx_perftest over srqud, ud_verbs and rc_verbs,
+# same sizes, same run, one server/client pair per figure. Prints a table
+# with a legend; with --csv FILE also writes the numbers.
+#
+#   perftest-compare.sh [--tls "srqud ud_verbs rc_verbs"] [--iter N]
+#                       [--warmup N] [--csv FILE]
+#
+#   --tls LIST   transports, in this order (default "srqud ud_verbs rc_verbs")
+#   --iter N     iterations per figure (default 2000, or $ITER)
+#   --warmup N   iterations of each discarded warm-up run (default 2000; 0:
+#                no warm-up)
+#   --csv FILE   also write every ucx_perftest figure to FILE
+#   --rc         accepted for old command lines (rc_verbs is in the default)
+#
+# Takes about 2.5 minutes in the TCG VM with the three transports.
+#
+# What the table shows: latency rows (am_lat, tag_lat) give ucx_perftest's
+# "typical" latency, the median of the last 2048 iterations, which for a
+# ping-pong is half a round trip, in microseconds. Bandwidth rows (am_bw,
+# tag_bw) give its "overall" bandwidth: bytes sent over the whole timed run,
+# MB/s with 1 MB = 2^20 bytes. The other columns (average latency, which
+# retransmission stalls inflate; the time per message of a bandwidth test)
+# go to the CSV only.
+#
+# Warm-up: ucx_perftest's own warm-up stops after 0.1 s whatever -w says
+# (UCX 1.13), and the first runs in a fresh TCG VM are slower still (the
+# emulator translates code on first use), so one am_lat and one tag_lat run
+# per transport go first and are discarded.
 #
 # ud_verbs/rc_verbs need UCX_IB_GID_INDEX=2 on rxe over lo (their default,
 # index 0, is a link-local GID that lo does not have); srqud picks it alone.
+# At the UCP level rc_verbs runs as UCX_TLS=rc_verbs,ud_verbs,self (UCP needs
+# ud beside rc for connection setup; the data goes over rc).
 #
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 ITER=${ITER:-2000}
+WARMUP=2000
 CSV=""
-TLS="srqud ud_verbs"
+TLS="srqud ud_verbs rc_verbs"
 while [ $# -gt 0 ]; do
     case "$1" in
-    --csv) CSV=$2; shift 2 ;;
-    --rc)  TLS="$TLS rc_verbs"; shift ;;
-    --iter) ITER=$2; shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
+    --csv)    CSV=${2:?--csv needs a file}; shift 2 ;;
+    --rc)     case " $TLS " in *" rc_verbs "*) ;; *) TLS="$TLS rc_verbs" ;; esac; shift ;;
+    --tls)    TLS=${2:?--tls needs a list}; shift 2 ;;
+    --iter)   ITER=${2:?--iter needs a number}; shift 2 ;;
+    --warmup) WARMUP=${2:?--warmup needs a number}; shift 2 ;;
+    -h|--help) bench_usage; exit 0 ;;
+    *) echo "unknown option $1" >&2; bench_usage; exit 2 ;;
     esac
 done
+read -r -a TLA <<< "${TLS//,/ }"   # "a b" or "a,b"
+[[ $ITER =~ ^[1-9][0-9]*$ ]] || { echo "--iter: not a number: $ITER" >&2; exit 2; }
+[[ $WARMUP =~ ^[0-9]+$ ]] || { echo "--warmup: not a number: $WARMUP" >&2; exit 2; }
 
 tl_env() {   # environment for a transport
     case "$1" in
@@ -28,16 +62,18 @@ tl_env() {   # environment for a transport
     esac
 }
 
-# perftest TL TEST SIZE [ucp]: prints "lat_usec bw_MBs msgrate" or "FAIL"
+# perftest TL TEST SIZE LAYER [ITER]: prints ucx_perftest's final figures
+# "lat_typical_us lat_avg_us bw_MBs msgrate", or FAIL (with the run's output
+# kept in $RESULTS/perftest-compare-fail-*.log)
 perftest() {
-    local tl=$1 test=$2 size=$3 layer=${4:-uct}
+    local tl=$1 test=$2 size=$3 layer=$4 n=${5:-$ITER}
     local args envs out
     envs=$(tl_env "$tl")
     if [ "$layer" = uct ]; then
-        args="-t $test -x $tl -d rxe0:1 -n $ITER -s $size"
+        args="-t $test -x $tl -d rxe0:1 -n $n -s $size"
         [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
-        args="-t $test -n $ITER -s $size"
+        args="-t $test -n $n -s $size"
         # rc needs ud beside it for connection setup (UCP's auxiliary
         # transport); UCP still carries the data over rc
         if [ "$tl" = rc_verbs ]; then
@@ -50,34 +86,97 @@ perftest() {
     out=$(PERFTEST_TIMEOUT=300 "$ROOT/contrib/bench/perftest-pair.sh" $envs -- $args 2>&1)
     local rc=$?
     if [ $rc != 0 ] || ! echo "$out" | grep -q "Final:"; then
+        echo "$envs ucx_perftest $args: exit $rc" > "$RESULTS/perftest-compare-fail-$tl-$layer-$test-$size.log"
+        echo "$out" >> "$RESULTS/perftest-compare-fail-$tl-$layer-$test-$size.log"
         echo FAIL
         return 1
     fi
-    # Final: iterations, latency typical/avg/overall, bw avg/overall, rate avg/overall
-    echo "$out" | awk '/Final:/ {printf "%.2f %.2f %.0f\n", $4, $7, $9}'
+    # Final: iterations, latency typical (median) / moment avg / overall avg,
+    # bandwidth moment / overall, message rate moment / overall
+    echo "$out" | awk '/Final:/ {printf "%.2f %.2f %.2f %.0f\n", $3, $5, $7, $9}'
 }
 
-printf "%-8s %-10s %8s | %s\n" layer test size "$(for t in $TLS; do printf '%-28s' "$t (lat us, MB/s)"; done)"
-[ -n "$CSV" ] && echo "layer,test,size,tl,lat_us,bw_MBs,msgrate" > "$CSV"
+human_size() {   # 8 -> "8 B", 65536 -> "64 KB"
+    if [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024)) KB"
+    else echo "$1 B"; fi
+}
+
+# the figures (layer test size), in the order of the table
+ROWS=("uct am_lat 8" "uct am_lat 64" "uct am_lat 1024"
+      "uct am_bw 64" "uct am_bw 1024" "uct am_bw 4000"
+      "ucp tag_lat 8" "ucp tag_lat 1024"
+      "ucp tag_bw 1024" "ucp tag_bw 65536")
+NTL=${#TLA[@]}
+
+if grep -q 'QEMU TCG' /proc/cpuinfo 2>/dev/null; then
+    WHERE="Soft-RoCE (rdma_rxe: RDMA done by the kernel in software) on lo, in a QEMU VM with TCG, no KVM: every instruction is emulated"
+elif [ -d /sys/class/infiniband/rxe0 ]; then
+    WHERE="Soft-RoCE (rdma_rxe: RDMA done by the kernel in software) on lo"
+else
+    WHERE="device rxe0"
+fi
+echo "Emulated figures: $WHERE."
+echo "Absolute numbers are not hardware numbers; compare the transports by their ratios within one run (runs differ by tens of percent)."
+echo
+
 rc=0
-run_row() {  # run_row LAYER TEST SIZE
-    local line=""
-    for tl in $TLS; do
-        local r
-        r=$(perftest "$tl" "$2" "$3" "$1") || rc=1
-        if [ "$r" = FAIL ]; then
-            line="$line$(printf '%-28s' FAIL)"
-        else
-            set -- "$1" "$2" "$3" $r
-            line="$line$(printf '%-28s' "$4 us, $5 MB/s")"
-            [ -n "$CSV" ] && echo "$1,$2,$3,$tl,$4,$5,$6" >> "$CSV"
-        fi
+rm -f "$RESULTS"/perftest-compare-fail-*.log
+if [ "$WARMUP" -gt 0 ]; then
+    echo "warming up (about $((NTL * 7)) s): am_lat and tag_lat 8 B once per transport, results discarded"
+    for tl in "${TLA[@]}"; do
+        perftest "$tl" am_lat 8 uct "$WARMUP" >/dev/null
+        perftest "$tl" tag_lat 8 ucp "$WARMUP" >/dev/null
     done
-    printf "%-8s %-10s %8s | %s\n" "$1" "$2" "$3" "$line"
-}
+fi
+echo "measuring ${#ROWS[@]} figures x $NTL transports, one ucx_perftest pair each (about $(( (${#ROWS[@]} * NTL * 4 + 59) / 60 )) min); rows appear as they finish:"
+echo
 
-for s in 8 64 1024; do run_row uct am_lat $s; done
-for s in 64 1024 4000; do run_row uct am_bw $s; done
-for s in 8 1024; do run_row ucp tag_lat $s; done
-for s in 1024 65536; do run_row ucp tag_bw $s; done
+hdr=$(printf "%-5s %-8s %6s  %-14s|" layer test size figure)
+for tl in "${TLA[@]}"; do hdr+=$(printf " %10s" "$tl"); done
+echo "$hdr"
+echo "$hdr" | tr -c '|\n' '-' | tr '|' '+'
+[ -n "$CSV" ] && echo "layer,test,size,tl,lat_typical_us,lat_avg_us,bw_MBs,msgrate" > "$CSV"
+
+FAILS=0
+for row in "${ROWS[@]}"; do
+    read -r layer test size <<< "$row"
+    case $test in
+    *_lat) what="latency us" ;;
+    *)     what="bandwidth MB/s" ;;
+    esac
+    line=$(printf "%-5s %-8s %6s  %-14s|" "$layer" "$test" "$(human_size "$size")" "$what")
+    for tl in "${TLA[@]}"; do
+        r=$(perftest "$tl" "$test" "$size" "$layer")
+        if [ "$r" = FAIL ]; then
+            rc=1
+            FAILS=$((FAILS + 1))
+            line+=$(printf " %10s" FAIL)
+            continue
+        fi
+        read -r lat_typ lat_avg bw msgrate <<< "$r"
+        if [ "$what" = "latency us" ]; then
+            line+=$(printf " %10.1f" "$lat_typ")
+        else
+            line+=$(printf " %10.2f" "$bw")
+        fi
+        [ -n "$CSV" ] && echo "$layer,$test,$size,$tl,$lat_typ,$lat_avg,$bw,$msgrate" >> "$CSV"
+    done
+    echo "$line"
+done
+
+echo
+echo "latency us     = half a round trip, median (ucx_perftest \"typical\") of the last 2048 iterations, microseconds; lower is better"
+echo "bandwidth MB/s = bytes sent / time of the whole timed run (ucx_perftest \"overall\"), 1 MB = 2^20 bytes; higher is better"
+echo "uct = one UCT transport alone (-x TL -d rxe0:1, bcopy above 100 B); ucp = UCP tag matching with UCX_TLS=TL,self (rc_verbs: rc_verbs,ud_verbs,self)"
+echo "$ITER iterations per figure after a discarded warm-up; emulated figures: compare ratios within one run, not with hardware"
+[ -n "$CSV" ] && echo "CSV: $CSV"
+if [ $FAILS -gt 0 ]; then
+    echo
+    echo "$FAILS figure(s) FAILED; their ucx_perftest output:"
+    for f in "$RESULTS"/perftest-compare-fail-*.log; do
+        [ -f "$f" ] || continue
+        echo "--- $f (last lines)"
+        tail -n 8 "$f"
+    done
+fi
 exit $rc

@@ -4,6 +4,8 @@
 
 #include "srqud_fixture.h"
 
+#include <uct/api/v2/uct_v2.h>
+
 #include <ucs/async/async_fwd.h>
 #include <ucs/type/thread_mode.h>
 
@@ -497,6 +499,21 @@ comp_t::comp_t(int count)
 }
 
 
+ucs_status_t srqud_mkey_pack(uct_md_h md, uct_mem_h memh, void *address,
+                             size_t length, void *buffer)
+{
+    uct_md_mkey_pack_params_t params;
+
+    params.field_mask = UCT_MD_MKEY_PACK_FIELD_FLAGS;
+    params.flags      = UCS_BIT(0); /* INVALIDATE, INVALIDATE_RMA from 1.15 */
+#if UCT_API >= UCT_VERSION(1, 16)
+    return uct_md_mkey_pack_v2(md, memh, address, length, &params, buffer);
+#else
+    return uct_md_mkey_pack_v2(md, memh, &params, buffer);
+#endif
+}
+
+
 const size_t region::guard;
 
 
@@ -507,7 +524,8 @@ region::region(uct_ctx &ctx, size_t length, unsigned access) :
     uct_md_attr_t attr;
     EXPECT_EQ(UCS_OK, uct_md_query(ctx.md, &attr));
     packed.resize(attr.rkey_packed_size);
-    EXPECT_EQ(UCS_OK, uct_md_mkey_pack(ctx.md, memh, packed.data()));
+    EXPECT_EQ(UCS_OK, srqud_mkey_pack(ctx.md, memh, data(), length,
+                                      packed.data()));
     EXPECT_EQ(UCS_OK, uct_rkey_unpack(ctx.component, packed.data(), &rkey));
     len = length;
 }

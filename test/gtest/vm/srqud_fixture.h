@@ -281,6 +281,14 @@ auto repeat_while(ucs_status_t busy, Op op, Progress progress,
 
 /* ---- RMA ----------------------------------------------------------------- */
 
+/* Pack the remote key of [address, address + length) as UCP packs it for
+ * an md that can invalidate: a deregistration may then invalidate it
+ * (from UCX 1.15 only a key packed so; the one place the tests see a UCX
+ * version difference) */
+ucs_status_t srqud_mkey_pack(uct_md_h md, uct_mem_h memh, void *address,
+                             size_t length, void *buffer);
+
+
 /* Memory registered on the md of @a ctx, with its packed and unpacked
  * remote key, between two guard areas that must stay zero */
 struct region {

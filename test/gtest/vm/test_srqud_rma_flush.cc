@@ -712,7 +712,8 @@ TEST_F(srqud_rma_flush_rcache, put_after_dereg_is_refused_with_rcache)
         std::vector<uint8_t> packed(md_attr.rkey_packed_size);
         ASSERT_UCS_OK(uct_md_mem_reg(tgt_ctx.md, mem, length,
                                      UCT_MD_MEM_ACCESS_ALL, memh));
-        ASSERT_UCS_OK(uct_md_mkey_pack(tgt_ctx.md, *memh, packed.data()));
+        ASSERT_UCS_OK(srqud_mkey_pack(tgt_ctx.md, *memh, mem, length,
+                                      packed.data()));
         ASSERT_UCS_OK(uct_rkey_unpack(tgt_ctx.component, packed.data(), rkey));
     };
     struct attempt { op_kind kind; size_t offset, length; };
