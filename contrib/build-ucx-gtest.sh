@@ -1,47 +1,89 @@
 #!/bin/bash
 #
 # Build UCX's UCT conformance suite (test/gtest/uct + common of the UCX
-# 1.13.1 source that contrib/build-ucx.sh built) with srqud in its
-# transport list, into $SRQUD_BUILD/ucx-gtest/gtest. The list is compiled
-# in (uct_test.h), so the suite's sources are copied and that one line is
-# patched; nothing of UCX's own tree changes. Cached by a key over the
-# inputs. Run it in the VM with test/ucx-gtest/run.sh.
+# source that contrib/build-ucx.sh built) with srqud in its transport list:
+#
+#   contrib/build-ucx-gtest.sh [--ucx VERSION]   VERSION: 1.13.1 (default),
+#                                                1.18.1, 1.22.0
+#
+# into $SRQUD_BUILD/ucx-gtest/gtest (1.13.1) or
+# $SRQUD_BUILD/ucx-gtest-VERSION/gtest, linked against the UCX of that
+# version in $SRQUD_BUILD. The list is compiled in (uct_test.h), so the
+# suite's sources are copied and that one line is patched
+# (test/ucx-gtest/srqud-VERSION.patch, else srqud.patch); nothing of UCX's
+# own tree changes. Cached by a key over the inputs. Run it in the VM with
+# test/ucx-gtest/run.sh (UCX_GTEST=path/to/gtest for another version).
 #
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
-UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-1.13.1
-UCX_OBJ=$SRQUD_BUILD/ucx-obj
-OUT=$SRQUD_BUILD/ucx-gtest
+SUPPORTED="1.13.1 1.18.1 1.22.0"
+
+usage() { echo "usage: $0 [--ucx VERSION]   (VERSION: ${SUPPORTED// /, }; default 1.13.1)" >&2; exit 2; }
+UCX_VERSION=1.13.1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --ucx) [ $# -ge 2 ] || usage; UCX_VERSION=$2; shift 2 ;;
+        --ucx=*) UCX_VERSION=${1#--ucx=}; shift ;;
+        -h|--help) usage ;;
+        *) echo "build-ucx-gtest: unknown argument '$1'" >&2; usage ;;
+    esac
+done
+case " $SUPPORTED " in
+    *" $UCX_VERSION "*) ;;
+    *) echo "build-ucx-gtest: unsupported UCX version '$UCX_VERSION' (supported: ${SUPPORTED// /, })" >&2
+       exit 1 ;;
+esac
+
+UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VERSION
+if [ "$UCX_VERSION" = 1.13.1 ]; then
+    UCX_PREFIX=$SRQUD_BUILD/ucx
+    UCX_OBJ=$SRQUD_BUILD/ucx-obj
+    OUT=$SRQUD_BUILD/ucx-gtest
+    ARG=
+else
+    UCX_PREFIX=$SRQUD_BUILD/ucx-$UCX_VERSION
+    UCX_OBJ=$SRQUD_BUILD/ucx-obj-$UCX_VERSION
+    OUT=$SRQUD_BUILD/ucx-gtest-$UCX_VERSION
+    ARG=" --ucx $UCX_VERSION"
+fi
+PATCH=$ROOT/test/ucx-gtest/srqud-$UCX_VERSION.patch
+[ -f "$PATCH" ] || PATCH=$ROOT/test/ucx-gtest/srqud.patch
 STAMP=$OUT/.stamp
 
 log() { echo "== build-ucx-gtest: $*"; }
 
-[ -f "$UCX_SRC/test/gtest/uct/uct_test.h" ] && [ -d "$UCX_OBJ/src/ucp/.libs" ] ||
-    { echo "build-ucx-gtest: run contrib/build-ucx.sh first" >&2; exit 1; }
+[ -f "$UCX_SRC/test/gtest/uct/uct_test.h" ] && [ -d "$UCX_OBJ/src/ucp/.libs" ] &&
+    [ -f "$UCX_PREFIX/.srqud-stamp" ] ||
+    { echo "build-ucx-gtest: run contrib/build-ucx.sh$ARG first" >&2; exit 1; }
+[ -f "$UCX_SRC/test/gtest/common/googletest/gtest.cc" ] ||
+    { echo "build-ucx-gtest: $UCX_SRC has no bundled googletest (test/gtest/common/googletest)" >&2; exit 1; }
 
-KEY=$(cat "$0" "$ROOT/test/ucx-gtest/Makefile" "$ROOT/test/ucx-gtest/srqud.patch" |
+# inputs: this script, the Makefile, the patch, and the UCX build (its stamp)
+KEY=$(cat "$0" "$ROOT/test/ucx-gtest/Makefile" "$PATCH" "$UCX_PREFIX/.srqud-stamp" |
       sha1sum | cut -c1-12)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && [ -x "$OUT/gtest" ]; then
     log "cached in $OUT"
     exit 0
 fi
 
-rm -rf "$OUT/src"
+rm -rf "$OUT/src" "$OUT/obj" "$OUT/gtest"
 mkdir -p "$OUT"
 cp -a "$UCX_SRC/test/gtest" "$OUT/src"
 # srqud joins the list of transports the generic UCT tests instantiate on,
 # and the peer-failure tests shorten its peer timeout as they do ud's
-patch -s -d "$OUT/src" -p1 < "$ROOT/test/ucx-gtest/srqud.patch"
+patch -s --fuzz=0 -d "$OUT/src" -p1 < "$PATCH"
 grep -q 'srqud' "$OUT/src/uct/uct_test.h" ||
     { echo "build-ucx-gtest: patching the transport list failed" >&2; exit 1; }
 
-log "make -j$JOBS (about 60 C++ files)"
-make -f "$ROOT/test/ucx-gtest/Makefile" -j"$JOBS" \
+log "UCX $UCX_VERSION: make -j$JOBS (about 60 C++ files, about 2-3 min)"
+t0=$(date +%s)
+make -f "$ROOT/test/ucx-gtest/Makefile" -j"$JOBS" UCX_VERSION="$UCX_VERSION" \
     UCX_SRC="$UCX_SRC" UCX_OBJ="$UCX_OBJ" OUT="$OUT" > "$OUT/make.out" 2>&1 ||
     { grep -E -B2 -A12 "error" "$OUT/make.out" | head -80; exit 1; }
+log "make done in $(( $(date +%s) - t0 ))s"
 
 echo "$KEY" > "$STAMP"
 log "built $OUT/gtest"

@@ -7,6 +7,12 @@
 #   3. srqud against that UCX, installed into its module directory
 #   4. srqud against the stock Debian UCX, for the LD_PRELOAD route
 #
+#   contrib/build.sh --ucx 1.18.1 | 1.22.0
+#       another UCX version instead (build/ucx-VERSION), and srqud against
+#       it in build/obj-VERSION: installed into the module directory of
+#       1.18.1 (its module list has srqud), into build/plugins-1.22.0 for
+#       1.22.0 (found through UCX_PLUGIN_PATH, set by contrib/env.sh)
+#
 # Idempotent: a second run only rebuilds what changed.
 #
 set -euo pipefail
@@ -16,7 +22,52 @@ SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
 export SRQUD_BUILD
 
-log() { echo "== build: $*"; }
+# Progress: each step that log() announces says how long it usually takes
+# and, while it runs, prints a line every 30 s (PROGRESS_EVERY): elapsed
+# time, files compiled so far, apt's own progress. The loop is a bash of its
+# own: a subshell would inherit this shell's EXIT trap and job table.
+PROGRESS_LOOP='
+    every=$1 parent=$2 since=$3 total=$4 status=$5
+    while sleep "$every" >/dev/null 2>&1; do
+        kill -0 "$parent" 2>/dev/null || exit 0
+        t=$(( $(date +%s) - since ))
+        n=$(find "$SRQUD_BUILD" -name "*.o" -newermt "@$since" 2>/dev/null | wc -l)
+        extra=
+        [ "$n" -gt 0 ] && extra=", $n$total files compiled"
+        if [ -s "$status" ]; then
+            IFS=: read -r kind _ pct what < <(tail -n 1 "$status")
+            [ "$kind" = dlstatus ] && kind=download || kind=install
+            extra=", $kind ${pct%%.*}%: $what"
+        fi
+        echo "== build:    ... $((t / 60)) min $((t % 60)) s$extra"
+    done'
+PROGRESS_PID=
+progress_stop() {   # KILL: TERM could reach it before its exec, in our trap
+    [ -z "$PROGRESS_PID" ] || kill -KILL "$PROGRESS_PID" 2>/dev/null || true
+    PROGRESS_PID=
+}
+trap progress_stop EXIT
+log() {
+    local hint='' total='' now
+    progress_stop
+    case $* in
+    "UCX 1.13.1"*) hint=" (about 4 min when not cached)" total=" of about 450" ;;
+    "make "*)      hint=" (about 40 s the first time)" ;;
+    esac
+    echo "== build: $*$hint"
+    now=$(date +%s)
+    bash -c "$PROGRESS_LOOP" progress "${PROGRESS_EVERY:-30}" $$ "$now" \
+        "$total" "${APT_STATUS:-}" &
+    PROGRESS_PID=$!
+    disown "$PROGRESS_PID"      # no "Killed" report when it is stopped
+}
+
+UCX_VER=1.13.1
+case "${1:-}" in
+--ucx) UCX_VER=${2:?--ucx VERSION}; shift 2 ;;
+"")    ;;
+*)     echo "usage: $0 [--ucx VERSION]" >&2; exit 2 ;;
+esac
 
 PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
           libucx-dev ucx-utils libibverbs-dev librdmacm-dev libnuma-dev
@@ -25,7 +76,8 @@ PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
           qemu-system-x86 busybox-static kmod cpio iproute2
           python3
           libopenmpi-dev openmpi-bin libmpich-dev mpich bc
-          python3-matplotlib)
+          python3-matplotlib
+          xz-utils iputils-ping file)   # the VM's (contrib/softroce/vm-run)
 
 install_packages() {
     local missing=()
@@ -33,22 +85,41 @@ install_packages() {
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
             missing+=("$p")
     done
+    # SRQUD_LIST_MISSING=1: only print them (contrib/demo.sh announces them)
+    [ -z "${SRQUD_LIST_MISSING:-}" ] || { echo "${missing[*]}"; exit 0; }
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" != 0 ]; then
         echo "missing packages: ${missing[*]} (run as root or install them)" >&2
         exit 1
     fi
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    local out=$SRQUD_BUILD/apt-get.log t0=$SECONDS
+    mkdir -p "$SRQUD_BUILD"
+    APT_STATUS=$SRQUD_BUILD/apt-get.status
+    : > "$APT_STATUS"
+    log "changing the system: apt-get update, apt-get install of ${#missing[@]}" \
+        "package(s) (about 2 min when most are missing): ${missing[*]}"
+    { apt-get update -q &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 \
+          -o APT::Status-Fd=3 "${missing[@]}" 3>"$APT_STATUS"; } > "$out" 2>&1 ||
+        { progress_stop; echo "build: apt-get failed; the end of $out:" >&2
+          tail -n 25 "$out" >&2; exit 1; }
+    progress_stop
+    APT_STATUS=
+    echo "== build: packages installed in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s (log: $out)"
 }
 
 install_packages
 
-log "UCX 1.13.1 with srqud in its module list"
-"$ROOT/contrib/build-ucx.sh"
-UCX_PREFIX=$SRQUD_BUILD/ucx
-UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-1.13.1
+if [ "$UCX_VER" = 1.13.1 ]; then
+    log "UCX 1.13.1 with srqud in its module list"
+    "$ROOT/contrib/build-ucx.sh"
+    UCX_PREFIX=$SRQUD_BUILD/ucx
+else
+    log "UCX $UCX_VER"
+    "$ROOT/contrib/build-ucx.sh" --ucx "$UCX_VER"
+    UCX_PREFIX=$SRQUD_BUILD/ucx-$UCX_VER
+fi
+UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VER
 
 cd "$ROOT"
 if [ ! -x configure ] || [ configure.ac -nt configure ] ||
@@ -77,6 +148,23 @@ build_tree() {   # build_tree DIR UCX_PREFIX [CONFIGURE_ARGS...]
         { grep -E -B2 -A8 "error" make-check.out | head -60; exit 1; }
     cd "$ROOT"
 }
+
+if [ "$UCX_VER" != 1.13.1 ]; then
+    # Another version: the transport and its tests (sucg and its MPI glue
+    # are tested on the default version)
+    case $UCX_VER in
+    1.22.*) moddir=$SRQUD_BUILD/plugins-$UCX_VER ;;
+    *)      moddir=$UCX_PREFIX/lib/ucx ;;
+    esac
+    build_tree "$SRQUD_BUILD/obj-$UCX_VER" "$UCX_PREFIX" --without-ompi --without-mpich \
+        --with-ucx-module-dir="$moddir"
+    make -C "$SRQUD_BUILD/obj-$UCX_VER/src/uct/ib/srqud" install \
+        > "$SRQUD_BUILD/obj-$UCX_VER/make-install.out" 2>&1 ||
+        { tail -30 "$SRQUD_BUILD/obj-$UCX_VER/make-install.out"; exit 1; }
+    test -e "$moddir/libuct_srqud.so.0"
+    log "done: UCX $UCX_VER in $UCX_PREFIX, module $moddir/libuct_srqud.so.0 (SRQUD_UCX=$UCX_VER . contrib/env.sh)"
+    exit 0
+fi
 
 # Route (a): our UCX, module installed where it dlopens modules from; sucg
 # and its MPI glue (required here: the tests run them) into build/install:
