@@ -19,23 +19,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
-SUPPORTED="1.13.1 1.18.1 1.22.0"
-
-usage() { echo "usage: $0 [--ucx VERSION]   (VERSION: ${SUPPORTED// /, }; default 1.13.1)" >&2; exit 2; }
-UCX_VERSION=1.13.1
-while [ $# -gt 0 ]; do
-    case $1 in
-        --ucx) [ $# -ge 2 ] || usage; UCX_VERSION=$2; shift 2 ;;
-        --ucx=*) UCX_VERSION=${1#--ucx=}; shift ;;
-        -h|--help) usage ;;
-        *) echo "build-ucx-gtest: unknown argument '$1'" >&2; usage ;;
-    esac
-done
-case " $SUPPORTED " in
-    *" $UCX_VERSION "*) ;;
-    *) echo "build-ucx-gtest: unsupported UCX version '$UCX_VERSION' (supported: ${SUPPORTED// /, })" >&2
-       exit 1 ;;
-esac
+. "$ROOT/contrib/ucx-versions.sh"
+ucx_version_args build-ucx-gtest "$@"
 
 UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VERSION
 if [ "$UCX_VERSION" = 1.13.1 ]; then

@@ -40,18 +40,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
-SUPPORTED="1.13.1 1.18.1 1.22.0"
-
-usage() { echo "usage: $0 [--ucx VERSION]   (VERSION: ${SUPPORTED// /, }; default 1.13.1)" >&2; exit 2; }
-UCX_VERSION=1.13.1
-while [ $# -gt 0 ]; do
-    case $1 in
-        --ucx) [ $# -ge 2 ] || usage; UCX_VERSION=$2; shift 2 ;;
-        --ucx=*) UCX_VERSION=${1#--ucx=}; shift ;;
-        -h|--help) usage ;;
-        *) echo "build-ucx: unknown argument '$1'" >&2; usage ;;
-    esac
-done
+. "$ROOT/contrib/ucx-versions.sh"
+ucx_version_args build-ucx "$@"
 
 # --- pins ---------------------------------------------------------------
 # Debian source packages: version and sha256 of the .dsc (which pins the
