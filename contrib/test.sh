@@ -9,7 +9,7 @@
 # (1.18.1, 1.22.0; SRQUD_CI_UCX="..." to choose): UCX built from source,
 # host unit tests, loading and refusal of foreign modules, and in the VM
 # the device tests, UCP and MPI smoke tests and UCX's UCT conformance suite
-# of that version (its four longest cases left out).
+# of that version (its seven longest cases left out).
 #
 #   contrib/test.sh --ucx VERSION [--full]
 #       only that version, every conformance case with --full (the

@@ -6,7 +6,7 @@
 #   SRQUD_UCX=1.18.1 contrib/softroce/vm-run -- contrib/vm-tests.sh --ucx 1.18.1
 #       another UCX version (contrib/build.sh --ucx 1.18.1 built it): the
 #       device tests, one loss variant, UCP and MPI smoke tests and UCX's
-#       UCT conformance suite of that version (without its four longest
+#       UCT conformance suite of that version (without its seven longest
 #       cases unless SRQUD_FULL=1)
 # Prints one "RESULT <name> PASS|FAIL" line per check; exits non-zero if any
 # check failed.
