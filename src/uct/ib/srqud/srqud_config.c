@@ -86,6 +86,14 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "further sends on the endpoint's pending queue.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_window), UCS_CONFIG_TYPE_UINT},
 
+    {"RX_REORDER", "256",
+     "Packets a receiving endpoint may hold ahead of a lost one, so that the\n"
+     "sender resends only what was lost (selective repeat), at most 256; 0\n"
+     "drops what arrives out of order (the sender then resends it too). The\n"
+     "held packets take receive buffers of the SRQ: all endpoints together\n"
+     "hold at most half of SRQ_SIZE, and drop beyond that.",
+     ucs_offsetof(uct_srqud_iface_config_t, rx_reorder), UCS_CONFIG_TYPE_UINT},
+
     {"ACK_THRESH", "32",
      "The receiver acknowledges at least every this many packets, and at\n"
      "the end of every progress call that delivered any.",
@@ -198,6 +206,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
     UCT_SRQUD_CHECK_RANGE("TX_WINDOW", config->tx_window, 2, 16384);
     UCT_SRQUD_CHECK_RANGE("ACK_THRESH", config->ack_thresh, 1,
                           config->tx_window);
+    UCT_SRQUD_CHECK_RANGE("RX_REORDER", config->rx_reorder, 0,
+                          UCT_SRQUD_SR_SPAN);
     if (!(config->ack_delay >= 0) || (config->ack_delay >= config->rto_min)) {
         ucs_error("%s: UCX_SRQUD_ACK_DELAY (%.3fs) must be shorter than "
                   "UCX_SRQUD_RTO_MIN (%.3fs)", md->name,
@@ -269,6 +279,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.zcopy_rq_depth = config->zcopy_rq_depth;
     iface->config.zcopy_sq_depth = config->zcopy_sq_depth;
     iface->config.tx_window      = config->tx_window;
+    iface->config.rx_reorder     = config->rx_reorder;
+    iface->config.rx_held_max    = config->srq_size / 2;
     iface->config.ack_thresh     = config->ack_thresh;
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
     iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);

@@ -34,6 +34,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 hop_limit;
     size_t                   seg_size;       /* 0: the port's active MTU */
     unsigned                 tx_window;      /* unacknowledged packets per ep */
+    unsigned                 rx_reorder;     /* held ahead of a gap per ep */
     unsigned                 ack_thresh;     /* ack after this many packets */
     double                   ack_delay;      /* hold an ack at most this, s */
     double                   rto_min;        /* retransmission timeout, s */

@@ -66,8 +66,8 @@ enum {
     UCT_SRQUD_CTL_NONE = 0,
     UCT_SRQUD_CTL_CREQ = 1,  /* reliable, psn 0: opens the receiver's side */
     UCT_SRQUD_CTL_CREP = 2,  /* unreliable: carries the receiver's ep id */
-    UCT_SRQUD_CTL_NACK = 3,  /* unreliable: ack_psn + 1 is missing */
-    UCT_SRQUD_CTL_ACK  = 4,  /* unreliable: pure acknowledgement */
+    UCT_SRQUD_CTL_NACK = 3,  /* unreliable: ack_psn + 1 is missing; SACK */
+    UCT_SRQUD_CTL_ACK  = 4,  /* unreliable: pure acknowledgement; SACK */
     UCT_SRQUD_CTL_NOP  = 5,  /* reliable, no payload: keepalive (ep_check) */
     /* RMA and zero-copy (srqud_rma.c, srqud_zcopy.c). The side that issued
      * the operation (initiator) sends reliably over its ep; the other side
@@ -83,6 +83,14 @@ enum {
     UCT_SRQUD_CTL_ZACK      = 13, /* unrel: a put's data is all in place */
     UCT_SRQUD_CTL_LAST
 };
+
+
+/* Payload of an ACK, NACK or CREP from a receiver that holds packets ahead
+ * of a gap (selective repeat, srqud_sr.h): bit (psn % 256) is set for each
+ * psn after ack_psn + 1 it holds. */
+typedef struct uct_srqud_sack {
+    uint64_t map[4];
+} UCS_S_PACKED uct_srqud_sack_t;
 
 
 /* RMA_PUT / RMA_GET header (data follows an RMA_PUT) */

@@ -15,6 +15,7 @@
 #include "srqud_tx.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
+#include "srqud_ep_rx.h"
 #include "srqud_dev.h"
 #include "srqud_proto.h"
 #include "srqud_rx.h"
@@ -153,7 +154,7 @@ static void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status)
 {
     uct_srqud_send_desc_t *desc;
 
-    ucs_queue_for_each_extract(desc, &ep->tx.window, window, 1) {
+    ucs_queue_for_each_extract(desc, &ep->tx.window, slot.elem, 1) {
         uct_srqud_ep_window_release(desc, status);
     }
     uct_srqud_ep_deactivate(ep);
@@ -169,29 +170,36 @@ void uct_srqud_ep_free(uct_srqud_ep_t *ep)
 
 /* A cumulative acknowledgement up to @a ack_psn. Returns 0 if the ep was
  * destroyed (a lingering ep whose last packet is acknowledged). */
-int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uct_srqud_psn_t ack_psn)
+static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep,
+                                       uct_srqud_psn_t ack_psn)
 {
+    ucs_time_t now = ucs_get_time();
+    ucs_time_t sample = 0;
     uct_srqud_send_desc_t *desc;
-
-    if (!uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn)) {
-        return 1;
-    }
 
     while (!ucs_queue_is_empty(&ep->tx.window)) {
         desc = ucs_queue_head_elem_non_empty(&ep->tx.window,
-                                             uct_srqud_send_desc_t, window);
-        if (!uct_srqud_psn_le(uct_srqud_tx_desc_neth(desc)->psn, ack_psn)) {
+                                             uct_srqud_send_desc_t, slot.elem);
+        if (!uct_srqud_psn_le(desc->slot.psn, ack_psn)) {
             break;
+        }
+        /* Karn: a resent packet's ack may answer either copy */
+        if (desc->slot.resends == 0) {
+            sample = uct_srqud_time_since(now, desc->slot.send_time);
         }
         ucs_queue_pull_non_empty(&ep->tx.window);
         uct_srqud_ep_window_release(desc, UCS_OK);
     }
 
+    if (sample != 0) {
+        uct_srqud_rtt_sample(&ep->tx.rtt, sample);
+    }
     ep->tx.acked         = ack_psn;
-    ep->tx.progress_time = ucs_get_time();
-    ep->tx.resend_time   = ep->tx.progress_time;
-    ep->tx.rto           = iface->config.rto_min;
+    ep->tx.progress_time = now;
+    ep->tx.resend_time   = now;
+    ep->tx.rto           = uct_srqud_rtt_rto(&ep->tx.rtt, iface->config.rto_min,
+                                             iface->config.rto_max);
     if (ucs_queue_is_empty(&ep->tx.window)) {
         uct_srqud_ep_deactivate(ep);
         if (ep->flags & UCT_SRQUD_EP_FLAG_LINGER) {
@@ -212,32 +220,65 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-/* Go-back-N: resend every unacknowledged packet that the HCA does not
- * still hold, in order */
-unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep)
-{
-    uct_srqud_send_desc_t *desc;
-    unsigned count = 0;
+typedef struct {
+    uct_srqud_iface_t *iface;
+    uct_srqud_ep_t    *ep;
+    ucs_time_t        now;
+} uct_srqud_ep_resend_arg_t;
 
-    ucs_queue_for_each(desc, &ep->tx.window, window) {
-        if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
-            continue;
-        }
-        if (!uct_srqud_tx_has_resources(iface)) {
-            break;
-        }
-        /* the receiver may have learned our id meanwhile */
-        uct_srqud_tx_desc_neth(desc)->dest_ep_id = ep->dest_ep_id;
-        if (uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc) !=
-            UCS_OK) {
-            break;
-        }
-        ++count;
+
+static int uct_srqud_ep_resend_slot(uct_srqud_tx_slot_t *slot, void *arg)
+{
+    uct_srqud_ep_resend_arg_t *ra = arg;
+    uct_srqud_send_desc_t *desc   = ucs_container_of(slot,
+                                                     uct_srqud_send_desc_t,
+                                                     slot);
+
+    if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
+        return -1; /* the HCA still holds this copy: it cannot go twice */
+    }
+    if (!uct_srqud_tx_has_resources(ra->iface)) {
+        return 0;
+    }
+    /* the receiver may have learned our id meanwhile */
+    uct_srqud_tx_desc_neth(desc)->dest_ep_id = ra->ep->dest_ep_id;
+    if (uct_srqud_tx_post_send(ra->iface, ra->ep->ah, ra->ep->dest_qpn,
+                               desc) != UCS_OK) {
+        return 0;
+    }
+    slot->send_time = ra->now;
+    ++slot->resends;
+    ++ra->iface->stats.tx_retransmits;
+    return 1;
+}
+
+
+int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             uct_srqud_psn_t ack_psn,
+                             const uct_srqud_sack_t *sack)
+{
+    uct_srqud_ep_resend_arg_t ra = {iface, ep, 0};
+    uint64_t map[UCT_SRQUD_SR_WORDS];
+
+    if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn) &&
+        !uct_srqud_ep_ack_cumulative(iface, ep, ack_psn)) {
+        return 0;
     }
 
-    iface->stats.tx_retransmits += count;
-    return count;
+    if ((sack == NULL) || ucs_queue_is_empty(&ep->tx.window) ||
+        (ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        return 1;
+    }
+
+    /* What the receiver holds need not go again; what it misses behind
+     * enough held ones is lost: resend it now, once per round trip */
+    memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
+    uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
+    ra.now = ucs_get_time();
+    iface->stats.tx_fast_retransmits +=
+            uct_srqud_sr_resend_lost(&ep->tx.window, uct_srqud_ep_resend_slot,
+                                     &ra);
+    return 1;
 }
 
 
@@ -276,6 +317,7 @@ static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
 
 void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
 {
+    uct_srqud_ep_resend_arg_t ra = {iface, NULL, now};
     uct_srqud_ep_t *ep, *tmp;
 
     ucs_list_for_each_safe(ep, tmp, &iface->tx.active_list, tx.active_list) {
@@ -295,8 +337,11 @@ void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
             continue;
         }
 
+        /* what the receiver does not hold and had a timeout to answer */
         ++iface->stats.tx_timeouts;
-        uct_srqud_ep_resend_window(iface, ep);
+        ra.ep  = ep;
+        uct_srqud_sr_resend_expired(&ep->tx.window, now, ep->tx.rto,
+                                    uct_srqud_ep_resend_slot, &ra);
         ep->tx.resend_time = now;
         ep->tx.rto         = uct_srqud_rto_backoff(ep->tx.rto,
                                                    iface->config.rto_max);
@@ -692,15 +737,20 @@ void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now)
             continue;
         }
         ctl = (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE) ? UCT_SRQUD_CTL_CREP :
+              (ep->flags & UCT_SRQUD_EP_FLAG_GAP)      ? UCT_SRQUD_CTL_NACK :
                                                          UCT_SRQUD_CTL_ACK;
-        if (uct_srqud_ep_tx_ctl(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK) !=
-            UCS_OK) {
+        if (uct_srqud_ep_tx_ack(iface, ep, ctl) != UCS_OK) {
             return; /* no send resources: try on the next progress */
         }
-        ++iface->stats.acks_sent;
+        if (ctl == UCT_SRQUD_CTL_NACK) {
+            ++iface->stats.nacks_sent;
+        } else {
+            ++iface->stats.acks_sent;
+        }
         ep->flags     &= ~(UCT_SRQUD_EP_FLAG_ACK_QUEUED |
                            UCT_SRQUD_EP_FLAG_ACK_NOW |
-                           UCT_SRQUD_EP_FLAG_CREP_DUE);
+                           UCT_SRQUD_EP_FLAG_CREP_DUE |
+                           UCT_SRQUD_EP_FLAG_GAP);
         ep->rx.unacked = 0;
         ucs_list_del(&ep->rx.ack_list);
     }
@@ -757,11 +807,13 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
     self->tx.rto       = iface->config.rto_min;
+    self->tx.rtt.srtt  = 0;
+    self->tx.rtt.rttvar = 0;
     self->tx.progress_time = 0;
     self->tx.resend_time   = 0;
     self->rx.expected  = 0;
     self->rx.unacked   = 0;
-    self->rx.nack_time = 0;
+    self->rx.reorder   = NULL;
     self->rx.ack_time  = 0;
     ucs_queue_head_init(&self->tx.window);
     ucs_queue_head_init(&self->tx.flushes);
@@ -795,6 +847,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
     iface->proto->ep_cleanup(iface, self, UCS_ERR_CANCELED);
     uct_srqud_rx_purge_ep(iface, self);
+    uct_srqud_ep_rx_reorder_release(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }
@@ -857,7 +910,7 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
         goto out;
     }
 
-    ucs_queue_for_each(desc, &ep->tx.window, window) {
+    ucs_queue_for_each(desc, &ep->tx.window, slot.elem) {
         dst = UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc),
                                   desc->length);
         for (i = 0; i < desc->num_zsge; ++i) {

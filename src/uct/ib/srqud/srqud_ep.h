@@ -69,14 +69,13 @@ ucs_status_t uct_srqud_ep_fence(uct_ep_h tl_ep, unsigned flags);
 
 void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
-/* A cumulative acknowledgement up to @a ack_psn. Returns 0 if the ep was
- * freed (a lingering ep whose last packet is acknowledged). */
+/* An acknowledgement: cumulative up to @a ack_psn, and with @a sack (or
+ * NULL) what the receiver holds beyond; resends what it shows lost.
+ * Returns 0 if the ep was freed (a lingering ep whose last packet is
+ * acknowledged). */
 int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             uct_srqud_psn_t ack_psn);
-
-/* Go-back-N: resend the window; returns how many packets went */
-unsigned uct_srqud_ep_resend_window(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep);
+                             uct_srqud_psn_t ack_psn,
+                             const uct_srqud_sack_t *sack);
 
 /* Queue an acknowledgement (@a now: it may not wait for ACK_DELAY) */
 void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,

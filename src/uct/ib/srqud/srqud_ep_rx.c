@@ -19,6 +19,7 @@
 #include "srqud_rx.h"
 
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <string.h>
 
 
@@ -116,6 +117,26 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
 }
 
 
+/* The selective part of an acknowledgement, if it has one */
+static const uct_srqud_sack_t*
+uct_srqud_ep_rx_sack(const uct_srqud_neth_t *neth, const void *payload,
+                     size_t payload_len)
+{
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) ||
+        (payload_len != sizeof(uct_srqud_sack_t))) {
+        return NULL;
+    }
+    switch (neth->ctl) {
+    case UCT_SRQUD_CTL_ACK:
+    case UCT_SRQUD_CTL_NACK:
+    case UCT_SRQUD_CTL_CREP:
+        return payload;
+    default:
+        return NULL;
+    }
+}
+
+
 /*
  * A packet for an ep of ours that sends (acknowledgements, NACKs, the
  * CREP). Its effects call the user back (send completions, flushes,
@@ -141,7 +162,9 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) &&
-        !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn)) {
+        !uct_srqud_ep_process_ack(iface, ep, neth->ack_psn,
+                                  uct_srqud_ep_rx_sack(neth, payload,
+                                                       payload_len))) {
         return; /* lingering ep done and freed */
     }
 
@@ -155,28 +178,33 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return;
     }
 
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
-        return;
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+        (neth->ctl == UCT_SRQUD_CTL_CREP) &&
+        (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE)) {
+        ep->dest_ep_id = neth->src_ep_id;
+        ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
     }
+}
 
-    switch (neth->ctl) {
-    case UCT_SRQUD_CTL_CREP:
-        if (ep->dest_ep_id == UCT_SRQUD_EP_ID_NONE) {
-            ep->dest_ep_id = neth->src_ep_id;
-            ep->flags     |= UCT_SRQUD_EP_FLAG_CONNECTED;
-        }
-        break;
-    case UCT_SRQUD_CTL_NACK:
-        /* Every packet behind a loss draws a NACK until the resent one
-         * arrives: answer once per round trip, not once per NACK */
-        if (uct_srqud_time_since(ucs_get_time(), ep->tx.resend_time) >=
-            iface->config.rto_min / 4) {
-            uct_srqud_ep_resend_window(iface, ep);
-            ep->tx.resend_time = ucs_get_time();
-        }
-        break;
-    default:
-        break;
+
+static void uct_srqud_ep_rx_unhold(void *pkt, void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+
+    --iface->rx.held;
+    uct_srqud_rx_desc_put(iface, pkt);
+}
+
+
+/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
+ * of its peer starts over; the ep goes away) */
+void uct_srqud_ep_rx_reorder_release(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep)
+{
+    if (ep->rx.reorder != NULL) {
+        uct_srqud_reorder_drain(ep->rx.reorder, uct_srqud_ep_rx_unhold, iface);
+        ucs_free(ep->rx.reorder);
+        ep->rx.reorder = NULL;
     }
 }
 
@@ -201,6 +229,7 @@ static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     } else if (ep->conn_sn != conn_sn) {
         ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
                   iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
+        uct_srqud_ep_rx_reorder_release(iface, ep);
         ep->conn_sn     = conn_sn;
         ep->rx.expected = 0;
         ep->rx.unacked  = 0;
@@ -209,14 +238,82 @@ static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/* Keep a packet that arrived ahead of a gap; 0 if it cannot be kept */
+static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                uct_srqud_recv_desc_t *desc,
+                                const uct_srqud_neth_t *neth,
+                                size_t payload_len)
+{
+    /* held buffers are the SRQ's: a bound keeps enough of them posted for
+     * the other peers */
+    if (iface->rx.held >= iface->config.rx_held_max) {
+        return 0;
+    }
+    if (ep->rx.reorder == NULL) {
+        ep->rx.reorder = ucs_calloc(1, sizeof(*ep->rx.reorder),
+                                    "srqud_reorder");
+        if (ep->rx.reorder == NULL) {
+            return 0;
+        }
+    }
+    desc->payload_len = payload_len;
+    uct_srqud_reorder_hold(ep->rx.reorder, neth->psn, desc);
+    ++iface->rx.held;
+    ++iface->stats.rx_held;
+    return 1;
+}
+
+
+/* The next expected packet of a passive ep: acknowledge and hand it on */
+static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                   uct_srqud_recv_desc_t *desc,
+                                   const uct_srqud_neth_t *neth,
+                                   size_t payload_len)
+{
+    const uct_srqud_ctl_route_t *route;
+
+    ++ep->rx.expected;
+    uct_srqud_ep_schedule_ack(iface, ep,
+                              (++ep->rx.unacked >= iface->config.ack_thresh) ||
+                              (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
+
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
+        /* a peer's RMA or zero-copy request, in order with its AMs;
+         * handled now, even on the async thread: it writes or reads
+         * registered memory and answers, it calls no user callback */
+        route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
+        if (route != NULL) {
+            route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
+                           payload_len);
+        }
+        uct_srqud_rx_desc_put(iface, desc);
+        return;
+    }
+
+    if (iface->async.active) {
+        /* accepted and acknowledged; the handler runs in the user's
+         * progress, in order with what arrives later */
+        desc->ep          = NULL;
+        desc->payload_len = payload_len;
+        ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->stats.async_queued;
+        iface->async.wake_user = 1;
+        return;
+    }
+
+    uct_srqud_rx_deliver_am(iface, desc, payload_len);
+}
+
+
 /* A packet for a passive ep (the receiving side of a peer's active ep):
- * in-order acceptance and acknowledgement, safe on the async timer */
+ * in-order delivery, selective repeat and acknowledgement, safe on the
+ * async timer */
 static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                     uct_srqud_recv_desc_t *desc,
                                     const uct_srqud_neth_t *neth,
                                     size_t payload_len)
 {
-    const uct_srqud_ctl_route_t *route;
+    uct_srqud_rx_verdict_t verdict;
 
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
         (neth->ctl == UCT_SRQUD_CTL_ACK) &&
@@ -233,56 +330,45 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         uct_srqud_ep_rx_creq(iface, ep, desc, payload_len);
     }
 
-    switch (uct_srqud_rx_classify(ep->rx.expected, neth->psn)) {
+    verdict = uct_srqud_rx_classify(ep->rx.expected, neth->psn,
+                                    (ep->rx.reorder != NULL) ?
+                                    ep->rx.reorder->map : NULL,
+                                    iface->config.rx_reorder);
+    switch (verdict) {
     case UCT_SRQUD_RX_DUPLICATE:
-        /* our ack was lost: say it again */
+        /* our ack was lost, or the sender resent early: say it again */
         ++iface->stats.rx_duplicates;
         uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
-    case UCT_SRQUD_RX_GAP:
+    case UCT_SRQUD_RX_HOLD:
+    case UCT_SRQUD_RX_BEYOND:
+        /* a gap: the sender learns at once what is missing (NACK) */
         ++iface->stats.rx_out_of_order;
-        if (uct_srqud_time_since(ucs_get_time(), ep->rx.nack_time) >=
-            iface->config.rto_min / 2) {
-            ep->rx.nack_time = ucs_get_time();
-            if (uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_NACK,
-                                    UCT_SRQUD_PACKET_FLAG_ACK) == UCS_OK) {
-                ++iface->stats.nacks_sent;
-            }
+        ep->flags |= UCT_SRQUD_EP_FLAG_GAP;
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
+        if ((verdict == UCT_SRQUD_RX_HOLD) &&
+            uct_srqud_ep_rx_hold(iface, ep, desc, neth, payload_len)) {
+            return;
         }
+        ++iface->stats.rx_reorder_dropped;
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
         break;
     }
 
-    ++ep->rx.expected;
-    uct_srqud_ep_schedule_ack(iface, ep,
-                              (++ep->rx.unacked >= iface->config.ack_thresh) ||
-                              (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
+    uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
 
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
-        /* a peer's RMA or zero-copy request, in order with its AMs;
-         * handled now, even on the async thread: it writes or reads
-         * registered memory and answers, it calls no user callback */
-        route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
-        if (route != NULL) {
-            route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
-                           payload_len);
-        }
-        goto out_put;
+    /* the gap is filled: what was held behind it follows, in order */
+    while ((desc = uct_srqud_reorder_take(ep->rx.reorder,
+                                          ep->rx.expected)) != NULL) {
+        --iface->rx.held;
+        uct_srqud_ep_rx_accept(iface, ep, desc, uct_srqud_rx_neth(iface, desc),
+                               desc->payload_len);
     }
-
-    if (iface->async.active) {
-        /* accepted and acknowledged; the handler runs in the user's
-         * progress, in order with what arrives later */
-        desc->ep          = NULL;
-        desc->payload_len = payload_len;
-        ucs_queue_push(&iface->async.rx_q, &desc->queue);
-        ++iface->stats.async_queued;
-        iface->async.wake_user = 1;
-        return;
+    if ((ep->rx.reorder != NULL) && (ep->rx.reorder->count == 0)) {
+        ucs_free(ep->rx.reorder);
+        ep->rx.reorder = NULL;
     }
-
-    uct_srqud_rx_deliver_am(iface, desc, payload_len);
     return;
 
 out_put:

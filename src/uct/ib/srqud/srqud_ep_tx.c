@@ -28,7 +28,9 @@ static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
         ep->flags           |= UCT_SRQUD_EP_FLAG_ACTIVE;
         ep->tx.progress_time = ucs_get_time();
         ep->tx.resend_time   = ep->tx.progress_time;
-        ep->tx.rto           = iface->config.rto_min;
+        ep->tx.rto           = uct_srqud_rtt_rto(&ep->tx.rtt,
+                                                 iface->config.rto_min,
+                                                 iface->config.rto_max);
         ucs_list_add_tail(&iface->tx.active_list, &ep->tx.active_list);
     }
 }
@@ -100,6 +102,24 @@ ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t ctl)
+{
+    UCS_STATIC_ASSERT(sizeof(uct_srqud_sack_t) ==
+                      UCT_SRQUD_SR_WORDS * sizeof(uint64_t));
+
+    /* with packets held ahead of a gap, say which: the sender resends
+     * only the others */
+    if (ep->rx.reorder != NULL) {
+        return uct_srqud_ep_tx_ctl_data(iface, ep, ctl,
+                                        UCT_SRQUD_PACKET_FLAG_ACK,
+                                        ep->rx.reorder->map,
+                                        sizeof(uct_srqud_sack_t), NULL, 0);
+    }
+    return uct_srqud_ep_tx_ctl(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK);
+}
+
+
 ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
                                     uct_srqud_ep_t *ep, uint8_t ctl,
                                     const void *hdr, size_t hdr_len,
@@ -138,8 +158,12 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
         return status;
     }
 
+    desc->slot.psn       = ep->tx.next;
+    desc->slot.sacked    = 0;
+    desc->slot.resends   = 0;
+    desc->slot.send_time = ucs_get_time();
     ++ep->tx.next;
-    ucs_queue_push(&ep->tx.window, &desc->window);
+    ucs_queue_push(&ep->tx.window, &desc->slot.elem);
     uct_srqud_ep_tx_activate(iface, ep);
     return UCS_OK;
 }

@@ -26,6 +26,11 @@ uct_srqud_ep_tx_ctl_desc(uct_srqud_iface_t *iface, uint8_t ctl);
 ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl, int flags);
 
+/* An acknowledgement (ACK, NACK or CREP) of a passive ep, with the
+ * selective part when it holds packets ahead of a gap */
+ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 uint8_t ctl);
+
 /* The CREQ, first packet of an active ep */
 ucs_status_t uct_srqud_ep_tx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 

@@ -22,7 +22,7 @@ typedef struct uct_srqud_iface_stats {
     unsigned long srq_refilled;       /* buffers posted by the LIMIT thread */
     unsigned long srq_grows;          /* times the posted count was raised */
     unsigned long rx_duplicates;
-    unsigned long rx_out_of_order;
+    unsigned long rx_out_of_order;    /* arrived ahead of a gap */
     unsigned long tx_retransmits;
     unsigned long tx_timeouts;
     unsigned long acks_sent;
@@ -44,6 +44,10 @@ typedef struct uct_srqud_iface_stats {
     unsigned long rma_copy_ops;       /* puts on the copy path */
     unsigned long zcopy_stale;        /* chunks of an earlier transfer on
                                          the same pool QP, dropped */
+    unsigned long tx_fast_retransmits;/* resent because SACKs showed them
+                                         lost (in tx_retransmits too) */
+    unsigned long rx_held;            /* arrived ahead of a gap, kept */
+    unsigned long rx_reorder_dropped; /* ahead of a gap, could not be kept */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -17,6 +17,7 @@
 #include "srqud_md.h"
 #include "srqud_stats.h"
 #include "srqud_rel.h"
+#include "srqud_sr.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/datastruct/arbiter.h>
@@ -72,7 +73,7 @@ enum {
  * user's completion runs when the peer has acknowledged it. */
 typedef struct uct_srqud_send_desc {
     ucs_queue_elem_t         queue;   /* in tx.outstanding while IN_SQ */
-    ucs_queue_elem_t         window;  /* in ep->tx.window while IN_WINDOW */
+    uct_srqud_tx_slot_t      slot;    /* in ep->tx.window while IN_WINDOW */
     uint64_t                 sn;      /* send sequence number of its WQE */
     uct_completion_t         *comp;   /* am_zcopy: user completion */
     uint32_t                 lkey;
@@ -227,6 +228,7 @@ struct uct_srqud_iface {
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
+        unsigned             held;        /* in reorder buffers, all eps */
     } rx;
 
     struct {
@@ -267,6 +269,8 @@ struct uct_srqud_iface {
         unsigned             traffic_class;
         unsigned             hop_limit;
         unsigned             tx_window;
+        unsigned             rx_reorder;  /* span an ep may hold */
+        unsigned             rx_held_max; /* held by all eps at most */
         unsigned             ack_thresh;
         ucs_time_t           ack_delay;
         ucs_time_t           rto_min;
@@ -369,7 +373,10 @@ enum {
     UCT_SRQUD_EP_FLAG_CONN_SN    = UCS_BIT(9), /* passive: conn_sn is known */
     UCT_SRQUD_EP_FLAG_IN_PENDING = UCS_BIT(10),/* one of its pending requests
                                                  is being dispatched */
-    UCT_SRQUD_EP_FLAG_FENCED     = UCS_BIT(11) /* a fence waits for ops */
+    UCT_SRQUD_EP_FLAG_FENCED     = UCS_BIT(11),/* a fence waits for ops */
+    UCT_SRQUD_EP_FLAG_GAP        = UCS_BIT(12) /* passive: a packet arrived
+                                                  ahead of a gap since the
+                                                  last ack (goes as NACK) */
 };
 
 
@@ -408,14 +415,15 @@ typedef struct uct_srqud_ep {
         ucs_queue_head_t     window;       /* unacknowledged descs, psn order */
         ucs_queue_head_t     flushes;      /* uct_srqud_ep_flush_t */
         ucs_time_t           progress_time;/* last new ack (or first send) */
-        ucs_time_t           resend_time;  /* last (re)send of the window */
+        ucs_time_t           resend_time;  /* last timeout or new ack */
         ucs_time_t           rto;          /* current retransmission timeout */
+        uct_srqud_rtt_t      rtt;          /* measured round trips */
         ucs_list_link_t      active_list;  /* in iface->tx.active_list */
     } tx;
     struct {
         uct_srqud_psn_t      expected;     /* next psn to deliver */
         unsigned             unacked;      /* delivered since the last ack */
-        ucs_time_t           nack_time;    /* when the last NACK went out */
+        uct_srqud_reorder_t  *reorder;     /* packets held ahead of a gap */
         ucs_time_t           ack_time;     /* when the owed ack was queued */
         ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
     } rx;

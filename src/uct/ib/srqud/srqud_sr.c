@@ -1,0 +1,123 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Selective repeat: the scans of the sender's window (srqud_sr.h).
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_sr.h"
+
+#include <ucs/sys/math.h>
+
+
+unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
+                           const uint64_t *map)
+{
+    uct_srqud_tx_slot_t *slot;
+    unsigned marked = 0;
+
+    ucs_queue_for_each(slot, window, elem) {
+        if (!slot->sacked && uct_srqud_sack_covers(ack_psn, map, slot->psn)) {
+            slot->sacked = 1;
+            ++marked;
+        }
+    }
+    return marked;
+}
+
+
+unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window,
+                                  uct_srqud_sr_resend_cb_t cb, void *arg)
+{
+    unsigned total = 0, sacked_total = 0, seen = 0, sacked_seen = 0;
+    unsigned after, sacked_after, resent = 0;
+    uint64_t newest_sacked = 0;
+    uct_srqud_tx_slot_t *slot;
+    int ret;
+
+    ucs_queue_for_each(slot, window, elem) {
+        ++total;
+        if (slot->sacked) {
+            ++sacked_total;
+            newest_sacked = ucs_max(newest_sacked, slot->send_time);
+        }
+    }
+    if (sacked_total == 0) {
+        return 0;
+    }
+
+    ucs_queue_for_each(slot, window, elem) {
+        ++seen;
+        if (slot->sacked) {
+            if (++sacked_seen == sacked_total) {
+                break; /* nothing after this one is known to have arrived */
+            }
+            continue;
+        }
+        after        = total - seen;
+        sacked_after = sacked_total - sacked_seen;
+        if (sacked_after < ucs_max(1, ucs_min(UCT_SRQUD_SR_DUPTHRESH, after))) {
+            continue;
+        }
+        /* A resent packet is lost again only if a packet sent after it
+         * arrived (RACK, RFC 8985): the acknowledgements that still show
+         * the hole may have left before the resent copy arrived, and it
+         * may wait behind a window of packets on the wire */
+        if ((slot->resends > 0) && (newest_sacked <= slot->send_time)) {
+            continue;
+        }
+        ret = cb(slot, arg);
+        if (ret == 0) {
+            break;
+        }
+        resent += (ret > 0);
+    }
+    return resent;
+}
+
+
+unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
+                                     uint64_t rto,
+                                     uct_srqud_sr_resend_cb_t cb, void *arg)
+{
+    uct_srqud_tx_slot_t *slot;
+    unsigned resent = 0;
+    int oldest      = 1;
+    int ret;
+
+    ucs_queue_for_each(slot, window, elem) {
+        /* The oldest one is never held: the receiver would have delivered
+         * it and moved the cumulative ack past it. Resending it whatever
+         * its mark says keeps one wrong mark from stalling the stream. */
+        if ((slot->sacked && !oldest) ||
+            (uct_srqud_time_since(now, slot->send_time) < rto)) {
+            oldest = 0;
+            continue;
+        }
+        oldest = 0;
+        ret    = cb(slot, arg);
+        if (ret == 0) {
+            break;
+        }
+        resent += (ret > 0);
+    }
+    return resent;
+}
+
+
+void uct_srqud_reorder_drain(uct_srqud_reorder_t *ro,
+                             void (*cb)(void *pkt, void *arg), void *arg)
+{
+    unsigned i;
+
+    for (i = 0; (i < UCT_SRQUD_SR_SPAN) && (ro->count > 0); ++i) {
+        if (uct_srqud_sack_test(ro->map, i)) {
+            uct_srqud_sack_clear(ro->map, i);
+            --ro->count;
+            cb(ro->slot[i], arg);
+        }
+    }
+}

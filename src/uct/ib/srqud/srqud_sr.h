@@ -1,0 +1,120 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Selective repeat: the sender's window of unacknowledged packets and the
+ * receiver's reorder buffer. Pure logic on plain structures (no verbs, no
+ * interface), shared by the endpoints and the host unit tests, which run
+ * both ends over simulated lossy, reordering and duplicating channels.
+ *
+ * Sender: a packet is resent when the receiver's selective acknowledgements
+ * show it missing while at least UCT_SRQUD_SR_DUPTHRESH later ones arrived
+ * (fast retransmit; fewer when fewer were sent after it), or when it was
+ * sent a retransmission timeout ago and nothing acknowledged it. A resent
+ * packet goes again only when a packet sent after it arrived, or on the
+ * timeout: acknowledgements of the same hole do not multiply it.
+ */
+
+#ifndef UCT_SRQUD_SR_H_
+#define UCT_SRQUD_SR_H_
+
+#include "srqud_rel.h"
+
+#include <ucs/datastruct/queue.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Later packets that must have arrived before a missing one is taken for
+ * lost rather than overtaken (TCP's duplicate-ack threshold) */
+#define UCT_SRQUD_SR_DUPTHRESH  3
+
+
+/* A packet in the sender's window (embedded in its send descriptor) */
+typedef struct uct_srqud_tx_slot {
+    ucs_queue_elem_t elem;       /* in the window, psn order */
+    uint64_t         send_time;  /* last (re)send */
+    uct_srqud_psn_t  psn;
+    uint8_t          sacked;     /* the receiver holds it */
+    uint8_t          resends;    /* times sent again */
+} uct_srqud_tx_slot_t;
+
+
+/* Resend one slot: > 0 resent, < 0 skipped (cannot be resent now), 0 stop
+ * the scan (no send resources) */
+typedef int (*uct_srqud_sr_resend_cb_t)(uct_srqud_tx_slot_t *slot, void *arg);
+
+
+/**
+ * Mark the slots a selective acknowledgement covers. @a ack_psn is the
+ * acknowledgement's own cumulative psn, which its map is relative to: an
+ * older acknowledgement (reordered, duplicated) read against the sender's
+ * newer one would mark packets the receiver does not hold. Returns how
+ * many were newly marked.
+ */
+unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
+                           const uint64_t *map);
+
+
+/**
+ * Fast retransmit: resend the slots the acknowledgements show lost. The
+ * callback sets the slot's send_time. Returns how many were resent.
+ */
+unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window,
+                                  uct_srqud_sr_resend_cb_t cb, void *arg);
+
+
+/**
+ * Retransmission timeout: resend the slots not known to have arrived that
+ * were (re)sent at least @a rto before @a now. Returns how many.
+ */
+unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
+                                     uint64_t rto,
+                                     uct_srqud_sr_resend_cb_t cb, void *arg);
+
+
+/* The receiver's packets held ahead of a gap; allocated at the first one,
+ * freed when the gap is filled, so an idle peer costs a pointer */
+typedef struct uct_srqud_reorder {
+    uint64_t  map[UCT_SRQUD_SR_WORDS];   /* sent as the SACK */
+    unsigned  count;
+    void      *slot[UCT_SRQUD_SR_SPAN];  /* by psn modulo the span */
+} uct_srqud_reorder_t;
+
+
+static inline void uct_srqud_reorder_hold(uct_srqud_reorder_t *ro,
+                                          uct_srqud_psn_t psn, void *pkt)
+{
+    uct_srqud_sack_set(ro->map, psn);
+    ro->slot[psn % UCT_SRQUD_SR_SPAN] = pkt;
+    ++ro->count;
+}
+
+
+/* The held packet @a psn (the next expected one), or NULL */
+static inline void* uct_srqud_reorder_take(uct_srqud_reorder_t *ro,
+                                           uct_srqud_psn_t psn)
+{
+    void *pkt;
+
+    if ((ro == NULL) || !uct_srqud_sack_test(ro->map, psn)) {
+        return NULL;
+    }
+    uct_srqud_sack_clear(ro->map, psn);
+    pkt = ro->slot[psn % UCT_SRQUD_SR_SPAN];
+    --ro->count;
+    return pkt;
+}
+
+
+/* Give up every held packet (a new incarnation of the peer, close): @a cb
+ * releases each */
+void uct_srqud_reorder_drain(uct_srqud_reorder_t *ro,
+                             void (*cb)(void *pkt, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
