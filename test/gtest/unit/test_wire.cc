@@ -33,7 +33,7 @@ TEST(srqud_wire, header_layout_is_fixed)
 {
     /* The header is part of the protocol between processes: its size and
      * offsets must not change by accident */
-    EXPECT_EQ(16u, sizeof(uct_srqud_neth_t));
+    EXPECT_EQ(20u, sizeof(uct_srqud_neth_t));
     EXPECT_EQ(19u, sizeof(uct_srqud_device_addr_t));
     EXPECT_EQ(3u, sizeof(uct_srqud_iface_addr_t));
 }

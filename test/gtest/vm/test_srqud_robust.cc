@@ -212,9 +212,10 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     }
     EXPECT_EQ(0u, c.count);
 
-    /* 7. the protocol done by hand: CREQ (psn 0), then the data (psn 1)
-     *    twice (the second is a duplicate), then psn 3 (a gap): exactly
-     *    one delivery */
+    /* 7. the protocol done by hand: CREQ (psn 0, incarnation 9, token T),
+     *    then the data (psn 1) twice (the second is a duplicate), then
+     *    psn 3 (ahead of a gap: held, not delivered): exactly one delivery */
+    const uint32_t token = 0x5eed1234, conn_sn = 9;
     uct_srqud_neth_t creq;
     memset(&creq, 0, sizeof(creq));
     creq.magic      = UCT_SRQUD_MAGIC;
@@ -223,9 +224,13 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     creq.dest_ep_id = UCT_SRQUD_EP_ID_NONE;
     creq.src_ep_id  = 5;
     creq.psn        = 0;
-    uint8_t creq_pkt[sizeof(creq)];
+    creq.token      = token;
+    uint8_t creq_pkt[sizeof(creq) + sizeof(conn_sn)];
     memcpy(creq_pkt, &creq, sizeof(creq));
-    raw.send(creq_pkt, sizeof(creq));
+    memcpy(creq_pkt + sizeof(creq), &conn_sn, sizeof(conn_sn));
+    raw.send(creq_pkt, sizeof(creq_pkt));
+    data.token = token;
+    memcpy(pkt, &data, sizeof(data));
     raw.send(pkt, sizeof(data) + 8 + 100);
     raw.send(pkt, sizeof(data) + 8 + 100);
     data.psn = 3;
@@ -239,6 +244,35 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     }
     EXPECT_EQ(1u, c.count);
     EXPECT_EQ(0u, c.bad);
+    EXPECT_EQ(1u, srqud_stats(receiver.handle).rx_held);
+
+    /* 8. an off-path sender that knows the addresses, the ep id and the
+     *    next psn but not the token: psn 2 with another token, and a CREQ
+     *    of the same incarnation with another token, are both dropped */
+    uint64_t bad_token_before = srqud_stats(receiver.handle).rx_bad_token;
+    data.psn   = 2;
+    data.token = token ^ 0x100;
+    memcpy(pkt, &data, sizeof(data));
+    raw.send(pkt, sizeof(data) + 8 + 100);
+    creq.token = token ^ 1;
+    memcpy(creq_pkt, &creq, sizeof(creq));
+    raw.send(creq_pkt, sizeof(creq_pkt));
+    ASSERT_TRUE(progress_until(receiver, [&] {
+        return srqud_stats(receiver.handle).rx_bad_token ==
+               bad_token_before + 2;
+    }));
+    for (int i = 0; i < 100000; ++i) {
+        receiver.progress();
+    }
+    EXPECT_EQ(1u, c.count);
+
+    /* 9. psn 2 with the token fills the gap: 2, then the held 3 */
+    data.token = token;
+    memcpy(pkt, &data, sizeof(data));
+    raw.send(pkt, sizeof(data) + 8 + 100);
+    ASSERT_TRUE(progress_until(receiver, [&] { return c.count >= 3; }));
+    EXPECT_EQ(3u, c.count);
+    EXPECT_EQ(0u, c.bad);
 
     /* The interface still works for well-formed traffic */
     iface sender(ctx);
@@ -248,7 +282,7 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     std::vector<uint8_t> payload(40);
     fill_pattern(payload.data(), payload.size(), 5);
     ASSERT_UCS_OK(uct_ep_am_short(ep, 3, 5, payload.data(), payload.size()));
-    ASSERT_TRUE(progress_until(receiver, [&] { return c.count == 2; }));
+    ASSERT_TRUE(progress_until(receiver, [&] { return c.count == 4; }));
     EXPECT_EQ(0u, c.bad);
     uct_ep_destroy(ep);
 }

@@ -148,6 +148,12 @@ typedef struct uct_srqud_neth {
     uint32_t src_ep_id;   /* Sender's endpoint id */
     uint16_t psn;         /* Packet sequence number, when FLAG_REL */
     uint16_t ack_psn;     /* Last in-order psn received, when FLAG_ACK */
+    uint32_t token;       /* The connection's secret: random, chosen by the
+                             active ep, sent in its CREQ, carried by every
+                             packet of the connection both ways. A sender
+                             off the path cannot inject by guessing ep ids
+                             and sequence numbers (it would also need 32
+                             random bits it never saw). */
 } UCS_S_PACKED uct_srqud_neth_t;
 
 

@@ -26,7 +26,8 @@
 
 static uct_srqud_ep_t*
 uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
-                               const uct_srqud_peer_key_t *key, uint16_t slid)
+                               const uct_srqud_peer_key_t *key, uint16_t slid,
+                               uint32_t token)
 {
     uct_srqud_device_addr_t dev_addr;
     uct_srqud_iface_addr_t iface_addr;
@@ -54,6 +55,7 @@ uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
     ep->flags      |= UCT_SRQUD_EP_FLAG_PASSIVE | UCT_SRQUD_EP_FLAG_CREP_DUE;
     ep->dest_ep_id  = key->ep_id;
     ep->peer_key    = *key;
+    ep->token       = token;
 
     it = kh_put(uct_srqud_peer, &iface->peers, *key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
@@ -68,6 +70,19 @@ uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
 }
 
 
+/* Does the packet carry its connection's token? */
+static int uct_srqud_ep_rx_token_ok(uct_srqud_iface_t *iface,
+                                    const uct_srqud_ep_t *ep,
+                                    const uct_srqud_neth_t *neth)
+{
+    if (ucs_likely(neth->token == ep->token)) {
+        return 1;
+    }
+    ++iface->stats.rx_bad_token;
+    return 0;
+}
+
+
 /* Find the endpoint a packet is for; NULL drops it */
 static uct_srqud_ep_t*
 uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
@@ -76,6 +91,7 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
     uct_srqud_peer_key_t key;
     uct_srqud_ep_t *ep;
     khiter_t it;
+    int is_creq;
     void *ptr;
 
     if (neth->dest_ep_id != UCT_SRQUD_EP_ID_NONE) {
@@ -89,7 +105,7 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
              (ep->dest_ep_id != neth->src_ep_id))) {
             return NULL;
         }
-        return ep;
+        return uct_srqud_ep_rx_token_ok(iface, ep, neth) ? ep : NULL;
     }
 
     /* Not yet connected: the sender is known by its address and ep id */
@@ -101,19 +117,23 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
     key.qpn   = wc->src_qp;
     key.ep_id = neth->src_ep_id;
 
-    it = kh_get(uct_srqud_peer, &iface->peers, key);
+    is_creq = (neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
+              (neth->ctl == UCT_SRQUD_CTL_CREQ) && (neth->psn == 0);
+    it      = kh_get(uct_srqud_peer, &iface->peers, key);
     if (it != kh_end(&iface->peers)) {
-        return kh_value(&iface->peers, it);
+        ep = kh_value(&iface->peers, it);
+        /* a CREQ may start a new incarnation, with its own token */
+        return (is_creq || uct_srqud_ep_rx_token_ok(iface, ep, neth)) ? ep :
+                                                                         NULL;
     }
 
     /* Only a connection request opens a new passive endpoint; data that
      * overtook a lost CREQ is dropped and resent after it */
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) ||
-        (neth->ctl != UCT_SRQUD_CTL_CREQ) || (neth->psn != 0)) {
+    if (!is_creq) {
         return NULL;
     }
 
-    return uct_srqud_ep_rx_create_passive(iface, &key, wc->slid);
+    return uct_srqud_ep_rx_create_passive(iface, &key, wc->slid, neth->token);
 }
 
 
@@ -212,29 +232,36 @@ void uct_srqud_ep_rx_reorder_release(uct_srqud_iface_t *iface,
 /* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
  * one, or the first one of a new incarnation that reuses the ep id of one
  * that is gone (then the sequence starts over) */
-static void uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                 uct_srqud_recv_desc_t *desc,
-                                 size_t payload_len)
+static int uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                uct_srqud_recv_desc_t *desc, size_t payload_len)
 {
     uint32_t conn_sn;
 
     if (payload_len < sizeof(conn_sn)) {
-        return;
+        return 0;
     }
     memcpy(&conn_sn, uct_srqud_rx_payload(iface, desc), sizeof(conn_sn));
 
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN)) {
         ep->flags  |= UCT_SRQUD_EP_FLAG_CONN_SN;
         ep->conn_sn = conn_sn;
+    } else if ((ep->conn_sn == conn_sn) &&
+               (ep->token != uct_srqud_rx_neth(iface, desc)->token)) {
+        /* a retransmitted CREQ carries the token it had: this one does
+         * not come from the peer */
+        ++iface->stats.rx_bad_token;
+        return 0;
     } else if (ep->conn_sn != conn_sn) {
         ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
                   iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
         uct_srqud_ep_rx_reorder_release(iface, ep);
         ep->conn_sn     = conn_sn;
+        ep->token       = uct_srqud_rx_neth(iface, desc)->token;
         ep->rx.expected = 0;
         ep->rx.unacked  = 0;
         ep->flags      |= UCT_SRQUD_EP_FLAG_CREP_DUE;
     }
+    return 1;
 }
 
 
@@ -326,8 +353,9 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
     }
 
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
-        (neth->ctl == UCT_SRQUD_CTL_CREQ)) {
-        uct_srqud_ep_rx_creq(iface, ep, desc, payload_len);
+        (neth->ctl == UCT_SRQUD_CTL_CREQ) &&
+        !uct_srqud_ep_rx_creq(iface, ep, desc, payload_len)) {
+        goto out_put;
     }
 
     verdict = uct_srqud_rx_classify(ep->rx.expected, neth->psn,

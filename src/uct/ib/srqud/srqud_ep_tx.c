@@ -79,6 +79,7 @@ uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     neth->src_ep_id  = ep->ep_id;
     neth->psn        = 0;
     neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
+    neth->token      = ep->token;
     memcpy(neth + 1, hdr, hdr_len);
     memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
 
@@ -145,6 +146,7 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
     neth->src_ep_id  = ep->ep_id;
     neth->psn        = ep->tx.next;
     neth->ack_psn    = 0;
+    neth->token      = ep->token;
     /* ask for an ack when half the window is used, so the window never
      * waits for the receiver's progress loop */
     if (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) ==

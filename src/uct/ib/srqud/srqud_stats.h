@@ -48,6 +48,8 @@ typedef struct uct_srqud_iface_stats {
                                          lost (in tx_retransmits too) */
     unsigned long rx_held;            /* arrived ahead of a gap, kept */
     unsigned long rx_reorder_dropped; /* ahead of a gap, could not be kept */
+    unsigned long rx_bad_token;       /* not carrying their connection's
+                                         token: dropped */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -401,6 +401,7 @@ typedef struct uct_srqud_ep {
      * keeps its peer's. An ep id is reused after its ep is gone, so a CREQ
      * with another number from the same (address, ep id) starts over. */
     uint32_t                 conn_sn;
+    uint32_t                 token;        /* neth.token of the connection */
     uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
     ucs_status_t             fail_status;  /* with FLAG_FAILED */
     ucs_status_t             rma_status;   /* a refused put, for the next
