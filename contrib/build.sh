@@ -73,6 +73,7 @@ PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
           libucx-dev ucx-utils libibverbs-dev librdmacm-dev libnuma-dev
           rdma-core ibverbs-providers ibverbs-utils
           googletest libgtest-dev
+          clang libclang-rt-14-dev      # test/fuzz (libFuzzer)
           qemu-system-x86 busybox-static kmod cpio iproute2
           python3
           libopenmpi-dev openmpi-bin libmpich-dev mpich bc

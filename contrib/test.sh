@@ -140,6 +140,10 @@ unit_tests() {
 }
 step host_unit_tests unit_tests
 
+# libFuzzer over the receive-side logic (header check, selective repeat,
+# zero-copy ranges and chunk tracker), bounded; SRQUD_FUZZ_SECONDS to change
+step host_fuzz_rx "$ROOT/test/fuzz/run.sh" "${SRQUD_FUZZ_SECONDS:-60}"
+
 # sucg in MPI on the host (UCX of build/ucx over shared memory and tcp on
 # lo): Open MPI + mca_coll_sucg.so and MPICH + libsucg_pmpi.so, 2..8 ranks,
 # 1 B..8 MiB, in place, datatypes, every byte and the sucg path checked
