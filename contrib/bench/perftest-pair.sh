@@ -4,16 +4,21 @@
 #   perftest-pair.sh [VAR=VALUE...] -- PERFTEST_ARGS...
 # Exits 0 only if both sides exit 0. The client's output goes to stdout.
 # PERFTEST_TIMEOUT=SECONDS kills each side after that long (default: never).
+# PERFTEST_SERVER_ENV / PERFTEST_CLIENT_ENV="VAR=VALUE ...": settings of one
+# side only (two hosts of the VM's wire: each its own UCX_NET_DEVICES).
 #
 envs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
 port=$((20000 + RANDOM % 20000))
 tmo=${PERFTEST_TIMEOUT:-0}
-env "${envs[@]}" timeout "$tmo" ucx_perftest -p $port "$@" > /dev/null 2>&1 &
+# shellcheck disable=SC2086  # the side's settings are words
+env "${envs[@]}" ${PERFTEST_SERVER_ENV:-} timeout "$tmo" ucx_perftest -p $port "$@" \
+    > /dev/null 2>&1 &
 spid=$!
 sleep 1.5
-env "${envs[@]}" timeout "$tmo" ucx_perftest 127.0.0.1 -p $port "$@"
+# shellcheck disable=SC2086
+env "${envs[@]}" ${PERFTEST_CLIENT_ENV:-} timeout "$tmo" ucx_perftest 127.0.0.1 -p $port "$@"
 crc=$?
 wait $spid
 src=$?

@@ -370,15 +370,23 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         goto out_put;
     case UCT_SRQUD_RX_HOLD:
     case UCT_SRQUD_RX_BEYOND:
-        /* a gap: the sender learns at once what is missing (NACK) */
+        /* a gap: the sender learns what is missing (NACK) */
         ++iface->stats.rx_out_of_order;
         ep->flags |= UCT_SRQUD_EP_FLAG_GAP;
-        uct_srqud_ep_schedule_ack(iface, ep, 1);
         if ((verdict == UCT_SRQUD_RX_HOLD) &&
             uct_srqud_ep_rx_hold(iface, ep, desc, neth, payload_len)) {
+            /* at once while the sender needs it to see a loss (the first
+             * packets behind a hole, or a new hole); later ones follow at
+             * the usual pace, instead of one NACK per packet */
+            uct_srqud_ep_schedule_ack(iface, ep,
+                    (ep->rx.reorder->count <= UCT_SRQUD_SR_DUPTHRESH) ||
+                    !uct_srqud_sack_test(ep->rx.reorder->map,
+                                         (uct_srqud_psn_t)(neth->psn - 1)) ||
+                    (++ep->rx.unacked >= iface->config.ack_thresh));
             return;
         }
         ++iface->stats.rx_reorder_dropped;
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
         break;
