@@ -47,13 +47,7 @@ run() {   # run REP TL UCX_TLS [VAR=VALUE...]
               "$B/mpi_incast" -i "$ITERS" 2> "$err")
     rc=$?
     c1=$(rxe_counters)
-    stats=$(awk '/ retransmits / {
-                    for (i = 1; i < NF; ++i) {
-                        if ($i == "retransmits") r += $(i + 1)
-                        if ($i == "held") h += $(i + 1)
-                        if ($i == "reorder_dropped") d += $(i + 1)
-                    }
-                 } END { printf "%d,%d,%d", r, h, d }' "$err")
+    stats=$(bench_srqud_counters "$err" retransmits held reorder_dropped)
     [ $rc = 0 ] || tail -5 "$err" >&2
     rm -f "$err"
     echo "$out" | awk -v p="$rep,$tl,$NP" -v s="$stats" -v c="$((c1 - c0))" -v rc="$rc" \

@@ -61,13 +61,7 @@ cell() {    # cell REP TL LOSS
     d1=$(wa_drops); d1=${d1:-0}
     mbs=$(echo "$out" | awk '/Final:/ {print $7}')
     # the sender's srqud counters, summed over its interfaces
-    stats=$(awk '/ retransmits / {
-                    for (i = 1; i < NF; ++i) {
-                        if ($i == "retransmits") r += $(i + 1)
-                        if ($i == "fast_retransmits") f += $(i + 1)
-                        if ($i == "timeouts") t += $(i + 1)
-                    }
-                 } END { printf "%d,%d,%d", r, f, t }' "$err")
+    stats=$(bench_srqud_counters "$err" retransmits fast_retransmits timeouts)
     rm -f "$err"
     echo "$rep,$tl,$loss,$msgs,${mbs:-nan},$((d1 - d0)),$stats,$rc" >> "$CSV"
     printf '  rep %s %-9s loss %4s%%: %8s MB/s, %6d dropped, resent/fast/timeouts %s%s\n' \

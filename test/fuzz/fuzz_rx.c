@@ -135,6 +135,7 @@ typedef struct {
     unsigned            count;
     uct_srqud_psn_t     next, acked;
     uint64_t            now;
+    uct_srqud_rtt_t     rtt;
     unsigned            resent;
 } sender_t;
 
@@ -180,21 +181,23 @@ static void sender_push(sender_t *tx)
     ++tx->count;
 }
 
+/* Slots leave the window oldest first: the head of the slot ring */
+static void sender_released(uct_srqud_tx_slot_t *slot, void *arg)
+{
+    sender_t *tx = arg;
+
+    CHECK(tx->count > 0);
+    CHECK(slot == &tx->slots[tx->first]);
+    tx->first = (tx->first + 1) % WINDOW_MAX;
+    --tx->count;
+}
+
 static void sender_ack(sender_t *tx, uct_srqud_psn_t ack_psn,
                        const uint64_t *map)
 {
     if (uct_srqud_tx_ack_is_new(tx->next, tx->acked, ack_psn)) {
-        while (tx->count > 0) {
-            uct_srqud_tx_slot_t *head = &tx->slots[tx->first];
-            if (!uct_srqud_psn_le(head->psn, ack_psn)) {
-                break;
-            }
-            CHECK(ucs_queue_pull_elem_non_empty(&tx->window,
-                                                uct_srqud_tx_slot_t, elem) ==
-                  head);
-            tx->first = (tx->first + 1) % WINDOW_MAX;
-            --tx->count;
-        }
+        uct_srqud_sr_release(&tx->window, ack_psn, tx->now, &tx->rtt,
+                             sender_released, tx);
         tx->acked = ack_psn;
     }
     if (map != NULL) {

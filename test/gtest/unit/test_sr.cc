@@ -340,23 +340,10 @@ private:
 
     void on_ack(const event &ev, uint64_t now)
     {
-        uint64_t sample = 0;
-
         if (uct_srqud_tx_ack_is_new(m_next, m_acked, ev.psn)) {
-            while (!ucs_queue_is_empty(&m_tx_window)) {
-                tx_pkt *pkt = ucs_queue_head_elem_non_empty(&m_tx_window,
-                                                            tx_pkt, slot.elem);
-                if (!uct_srqud_psn_le(pkt->slot.psn, ev.psn)) {
-                    break;
-                }
-                if (pkt->slot.resends == 0) {
-                    sample = now - pkt->slot.send_time;
-                }
-                ucs_queue_pull_non_empty(&m_tx_window);
-            }
-            if (sample != 0) {
-                uct_srqud_rtt_sample(&m_rtt, sample);
-            }
+            /* the packets stay in m_pkts: nothing to free */
+            uct_srqud_sr_release(&m_tx_window, ev.psn, now, &m_rtt,
+                                 [](uct_srqud_tx_slot_t*, void*) {}, nullptr);
             m_acked       = ev.psn;
             m_resend_time = now;
             m_rto         = uct_srqud_rtt_rto(&m_rtt, 2000, 200000);

@@ -170,6 +170,13 @@ void uct_srqud_ep_free(uct_srqud_ep_t *ep)
 }
 
 
+static void uct_srqud_ep_slot_acked(uct_srqud_tx_slot_t *slot, void *arg)
+{
+    uct_srqud_ep_window_release(ucs_container_of(slot, uct_srqud_send_desc_t,
+                                                 slot), UCS_OK);
+}
+
+
 /* A cumulative acknowledgement up to @a ack_psn. Returns 0 if the ep was
  * destroyed (a lingering ep whose last packet is acknowledged). */
 static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
@@ -177,26 +184,9 @@ static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
                                        uct_srqud_psn_t ack_psn)
 {
     ucs_time_t now = ucs_get_time();
-    ucs_time_t sample = 0;
-    uct_srqud_send_desc_t *desc;
 
-    while (!ucs_queue_is_empty(&ep->tx.window)) {
-        desc = ucs_queue_head_elem_non_empty(&ep->tx.window,
-                                             uct_srqud_send_desc_t, slot.elem);
-        if (!uct_srqud_psn_le(desc->slot.psn, ack_psn)) {
-            break;
-        }
-        /* Karn: a resent packet's ack may answer either copy */
-        if (desc->slot.resends == 0) {
-            sample = uct_srqud_time_since(now, desc->slot.send_time);
-        }
-        ucs_queue_pull_non_empty(&ep->tx.window);
-        uct_srqud_ep_window_release(desc, UCS_OK);
-    }
-
-    if (sample != 0) {
-        uct_srqud_rtt_sample(&ep->tx.rtt, sample);
-    }
+    uct_srqud_sr_release(&ep->tx.window, ack_psn, now, &ep->tx.rtt,
+                         uct_srqud_ep_slot_acked, NULL);
     ep->tx.acked         = ack_psn;
     ep->tx.progress_time = now;
     ep->tx.resend_time   = now;

@@ -29,6 +29,37 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
 }
 
 
+unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
+                              uct_srqud_psn_t ack_psn, uint64_t now,
+                              uct_srqud_rtt_t *rtt,
+                              void (*release)(uct_srqud_tx_slot_t *slot,
+                                              void *arg),
+                              void *arg)
+{
+    uct_srqud_tx_slot_t *slot;
+    uint64_t sample = 0;
+    unsigned count  = 0;
+
+    while (!ucs_queue_is_empty(window)) {
+        slot = ucs_queue_head_elem_non_empty(window, uct_srqud_tx_slot_t, elem);
+        if (!uct_srqud_psn_le(slot->psn, ack_psn)) {
+            break;
+        }
+        if (slot->resends == 0) {
+            sample = uct_srqud_time_since(now, slot->send_time);
+        }
+        ucs_queue_pull_non_empty(window);
+        release(slot, arg);
+        ++count;
+    }
+
+    if (sample != 0) {
+        uct_srqud_rtt_sample(rtt, sample);
+    }
+    return count;
+}
+
+
 unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window,
                                   uct_srqud_sr_resend_cb_t cb, void *arg)
 {

@@ -58,6 +58,21 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
 
 
 /**
+ * The cumulative part of an acknowledgement: take every slot up to
+ * @a ack_psn out of the window, oldest first, and hand each to @a release.
+ * The newest slot that was never resent gives a round-trip sample into
+ * @a rtt (Karn: a resent packet's ack may answer either copy). Returns how
+ * many slots were released.
+ */
+unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
+                              uct_srqud_psn_t ack_psn, uint64_t now,
+                              uct_srqud_rtt_t *rtt,
+                              void (*release)(uct_srqud_tx_slot_t *slot,
+                                              void *arg),
+                              void *arg);
+
+
+/**
  * Fast retransmit: resend the slots the acknowledgements show lost. The
  * callback sets the slot's send_time. Returns how many were resent.
  */
