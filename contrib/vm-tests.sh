@@ -89,8 +89,11 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # reach them (measured: a 5% netem loss run retransmitted nothing).
     # srqud's fault injection drops/duplicates packets at the send queue
     # instead; every message must still arrive intact, once, in order.
-    for fault in "DROP=0.01" "DROP=0.05" "DUP=0.05" "DROP=0.05 DUP=0.05"; do
-        envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_TX_$f"; done)
+    # QP_ERROR moves the QP to the error state before 1 % of the sends, as
+    # a send on a downed link does on Soft-RoCE: srqud resets it and resends
+    for fault in "TX_DROP=0.01" "TX_DROP=0.05" "TX_DUP=0.05" "TX_DROP=0.05 TX_DUP=0.05" \
+                 "QP_ERROR=0.01"; do
+        envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_$f"; done)
         name=fault_$(echo "$fault" | tr 'A-Z =.' 'a-z___')
         run ${name}_srqud_vm_test env $envs UCX_LOG_LEVEL=error \
             "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" \

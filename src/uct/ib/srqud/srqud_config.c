@@ -163,6 +163,12 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Testing only: fraction of outgoing packets to send twice.",
      ucs_offsetof(uct_srqud_iface_config_t, fault_tx_dup), UCS_CONFIG_TYPE_DOUBLE},
 
+    {"FAULT_QP_ERROR", "0",
+     "Testing only: fraction of sends before which the interface's QP is\n"
+     "moved to the error state, as a failed send would (Soft-RoCE does that\n"
+     "while the link is down), so that its recovery runs.",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_qp_error), UCS_CONFIG_TYPE_DOUBLE},
+
     {"SEG_SIZE", "auto",
      "Largest packet, network header included. \"auto\" is the port's active\n"
      "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
@@ -229,10 +235,12 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
         return UCS_ERR_INVALID_PARAM;
     }
     if (!(config->fault_tx_drop >= 0) || (config->fault_tx_drop > 0.5) ||
-        !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5)) {
-        ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g) and UCX_SRQUD_FAULT_TX_DUP "
-                  "(%g) must be within [0..0.5]", md->name,
-                  config->fault_tx_drop, config->fault_tx_dup);
+        !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5) ||
+        !(config->fault_qp_error >= 0) || (config->fault_qp_error > 0.5)) {
+        ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g), UCX_SRQUD_FAULT_TX_DUP "
+                  "(%g) and UCX_SRQUD_FAULT_QP_ERROR (%g) must be within "
+                  "[0..0.5]", md->name, config->fault_tx_drop,
+                  config->fault_tx_dup, config->fault_qp_error);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->seg_size != UCS_MEMUNITS_AUTO) {
@@ -291,9 +299,13 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                                               4294967295.0);
     iface->config.fault_dup      = (uint32_t)(config->fault_tx_dup *
                                               4294967295.0);
-    if (iface->config.fault_drop || iface->config.fault_dup) {
-        ucs_warn("%s: fault injection on: dropping %g and duplicating %g of "
-                 "sent packets", iface->md->name, config->fault_tx_drop,
-                 config->fault_tx_dup);
+    iface->config.fault_qp_error = (uint32_t)(config->fault_qp_error *
+                                              4294967295.0);
+    if (iface->config.fault_drop || iface->config.fault_dup ||
+        iface->config.fault_qp_error) {
+        ucs_warn("%s: fault injection on: dropping %g, duplicating %g of "
+                 "sent packets, QP error before %g of sends", iface->md->name,
+                 config->fault_tx_drop, config->fault_tx_dup,
+                 config->fault_qp_error);
     }
 }

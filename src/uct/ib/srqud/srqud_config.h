@@ -48,6 +48,7 @@ typedef struct uct_srqud_iface_config {
     int                      stats_dump;     /* counters on stderr at close */
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */
+    double                   fault_qp_error; /* test: QP to error state */
 } uct_srqud_iface_config_t;
 
 

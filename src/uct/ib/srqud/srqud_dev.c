@@ -139,6 +139,28 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
 }
 
 
+ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
+                                       struct ibv_qp *qp, const char *what)
+{
+    uct_srqud_verbs_qp_step_t step;
+    int ret;
+
+    ++iface->stats.qp_resets;
+    ucs_log(ucs_is_pow2(iface->stats.qp_resets) ? UCS_LOG_LEVEL_WARN :
+                                                  UCS_LOG_LEVEL_DEBUG,
+            "%s: the %s QP 0x%x failed a send, resetting it (%lu resets)",
+            iface->md->name, what, qp->qp_num, iface->stats.qp_resets);
+    ret = uct_srqud_verbs_ud_qp_reset(qp, iface->port_num, UCT_SRQUD_QKEY,
+                                      &step);
+    if (ret != 0) {
+        ucs_error("%s: %s of the %s QP failed: %s", iface->md->name,
+                  uct_srqud_verbs_qp_step_str(step), what, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
 struct ibv_cq *uct_srqud_dev_cq_create(uct_srqud_iface_t *iface, unsigned cqe,
                                        struct ibv_comp_channel *channel,
                                        const char *what)

@@ -49,6 +49,13 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
                                         const char *what,
                                         struct ibv_qp **qp_p);
 
+/* A UD QP of the interface that went to the error state (a send failed:
+ * on Soft-RoCE, while the link was down) back to RTS with its QP number;
+ * its work requests are gone without completions. Logs the first of a
+ * series at warning level (a link that stays down fails every retry). */
+ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
+                                       struct ibv_qp *qp, const char *what);
+
 /* The address handle already created for @a dev_addr, or NULL */
 struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
                                      const uct_srqud_device_addr_t *dev_addr);

@@ -50,6 +50,8 @@ typedef struct uct_srqud_iface_stats {
     unsigned long rx_reorder_dropped; /* ahead of a gap, could not be kept */
     unsigned long rx_bad_token;       /* not carrying their connection's
                                          token: dropped */
+    unsigned long qp_resets;          /* QPs brought back from the error
+                                         state after a failed send */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_tx.h"
+#include "srqud_dev.h"
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
@@ -30,6 +31,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.comp_sn    = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
+    iface->tx.qp_error   = 0;
     ucs_queue_head_init(&iface->tx.outstanding);
     ucs_list_head_init(&iface->tx.active_list);
     return uct_iface_mpool_init(&iface->super, &iface->tx.mp,
@@ -70,9 +72,13 @@ static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
     uct_srqud_send_desc_t *desc;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        /* the QP is in the error state now (a flush means it was already):
+         * the packets are lost, reliability resends them once
+         * uct_srqud_tx_recover() has reset it */
         ++iface->stats.tx_errors;
+        iface->tx.qp_error = 1;
         if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-            ucs_error("%s: send completion error: %s", iface->md->name,
+            ucs_debug("%s: send completion error: %s", iface->md->name,
                       ibv_wc_status_str(wc->status));
         }
     }
@@ -93,6 +99,53 @@ static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
 }
 
 
+/* The QP failed a send (Soft-RoCE fails them while the link is down; a
+ * real HCA may on a local error): reset it, keeping its QP number. The
+ * reset discards what is still queued without completions, so the
+ * completions that did arrive are taken first and the rest count as done;
+ * those packets are lost, as on the wire, and reliability resends them. */
+static void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
+{
+    uct_srqud_send_desc_t *desc;
+    struct ibv_wc wcs[64];
+    int i, n;
+
+    if (uct_srqud_dev_ud_qp_reset(iface, iface->qp, "interface") != UCS_OK) {
+        return; /* still in error: tried again at the next progress */
+    }
+
+    for (i = 0; i < iface->tx.stash_count; ++i) {
+        uct_srqud_tx_complete(iface, &iface->tx.stash[i]);
+    }
+    iface->tx.stash_count = 0;
+    while ((n = ibv_poll_cq(iface->send_cq, ucs_static_array_size(wcs),
+                            wcs)) > 0) {
+        for (i = 0; i < n; ++i) {
+            uct_srqud_tx_complete(iface, &wcs[i]);
+        }
+    }
+    ucs_queue_for_each_extract(desc, &iface->tx.outstanding, queue, 1) {
+        uct_srqud_tx_desc_completed(iface, desc);
+    }
+    iface->tx.comp_sn   = iface->tx.sn;
+    iface->tx.available = iface->config.tx_qlen;
+    iface->tx.qp_error  = 0;
+}
+
+
+static void uct_srqud_tx_fault_qp_error(uct_srqud_iface_t *iface)
+{
+    struct ibv_qp_attr attr;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    if (ibv_modify_qp(iface->qp, &attr, IBV_QP_STATE) != 0) {
+        ucs_warn("%s: fault injection: ibv_modify_qp(ERR) failed: %m",
+                 iface->md->name);
+    }
+}
+
+
 /* Post one send work request (fault injection for tests applies here);
  * @a desc, if any, is freed by the completion */
 static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
@@ -102,10 +155,15 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     struct ibv_send_wr dup_wr, *bad_wr;
     int ret, num_wr = 1;
 
-    /* Fault injection (tests): the packet is "sent" and lost on the wire */
-    if (ucs_unlikely(iface->config.fault_drop != 0) &&
-        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
-        ++iface->stats.fault_dropped;
+    /* Lost on the wire: by fault injection (tests), or because the QP
+     * is in the error state until the next progress resets it */
+    if (ucs_unlikely(iface->tx.qp_error ||
+                     ((iface->config.fault_drop != 0) &&
+                      (uct_srqud_iface_fault_rand(iface) <
+                       iface->config.fault_drop)))) {
+        if (!iface->tx.qp_error) {
+            ++iface->stats.fault_dropped;
+        }
         if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
             ucs_mpool_put_inline(desc);
         }
@@ -119,6 +177,14 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     wr->opcode             = IBV_WR_SEND;
     wr->send_flags        |= IBV_SEND_SIGNALED;
     wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
+
+    /* Fault injection (tests): the QP fails, as a send that hits a downed
+     * link does on Soft-RoCE; this send is flushed, and the next progress
+     * resets the QP */
+    if (ucs_unlikely(iface->config.fault_qp_error != 0) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_qp_error)) {
+        uct_srqud_tx_fault_qp_error(iface);
+    }
 
     /* Fault injection (tests): the same packet twice; the descriptor is
      * released by the completion of the second */
@@ -134,9 +200,15 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 
     ret = ibv_post_send(iface->qp, wr, &bad_wr);
     if (ucs_unlikely(ret != 0)) {
-        ucs_error("%s: ibv_post_send() failed: %s", iface->md->name,
+        /* a provider may refuse sends on a QP in the error state: lost
+         * then, and the QP is reset at the next progress */
+        ucs_debug("%s: ibv_post_send() failed: %s", iface->md->name,
                   strerror(ret));
-        return UCS_ERR_IO_ERROR;
+        iface->tx.qp_error = 1;
+        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+            ucs_mpool_put_inline(desc);
+        }
+        return UCS_OK;
     }
 
     iface->tx.sn        += num_wr;
@@ -221,6 +293,10 @@ unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
             uct_srqud_tx_complete(iface, &wcs[i]);
         }
         count += ret;
+    }
+
+    if (ucs_unlikely(iface->tx.qp_error)) {
+        uct_srqud_tx_recover(iface);
     }
     return count;
 }

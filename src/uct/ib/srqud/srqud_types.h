@@ -240,6 +240,8 @@ struct uct_srqud_iface {
         ucs_list_link_t      active_list; /* eps with unacknowledged packets */
         ucs_time_t           next_timer;  /* next retransmission check */
         ucs_arbiter_t        arbiter;     /* endpoints with pending requests */
+        int                  qp_error;    /* a send failed: the QP is in the
+                                             error state until reset */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
     } tx;
@@ -283,6 +285,7 @@ struct uct_srqud_iface {
         unsigned             zcopy_sq_depth;
         uint32_t             fault_drop;   /* out of 2^32; 0: off */
         uint32_t             fault_dup;
+        uint32_t             fault_qp_error;
     } config;
 
     uint64_t                 fault_rand;   /* xorshift state */

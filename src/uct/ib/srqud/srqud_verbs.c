@@ -11,13 +11,52 @@
 #include <string.h>
 
 
+/* One state transition; @a step_p names it for the caller's message */
+static int uct_srqud_verbs_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                                     enum ibv_qp_state state, int mask,
+                                     uct_srqud_verbs_qp_step_t step,
+                                     uct_srqud_verbs_qp_step_t *step_p)
+{
+    attr->qp_state = state;
+    *step_p        = step;
+    return ibv_modify_qp(qp, attr, IBV_QP_STATE | mask);
+}
+
+
+/* RESET -> INIT (port, Q_Key) -> RTR -> RTS: a UD QP needs no peer */
+static int uct_srqud_verbs_ud_qp_ready(struct ibv_qp *qp, uint8_t port,
+                                       uint32_t qkey,
+                                       uct_srqud_verbs_qp_step_t *step_p)
+{
+    struct ibv_qp_attr attr;
+    int ret;
+
+    memset(&attr, 0, sizeof(attr)); /* P_Key index 0, send PSN 0 */
+    attr.port_num = port;
+    attr.qkey     = qkey;
+    ret = uct_srqud_verbs_qp_modify(qp, &attr, IBV_QPS_INIT,
+                                    IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                    IBV_QP_QKEY, UCT_SRQUD_VERBS_QP_INIT,
+                                    step_p);
+    if (ret == 0) {
+        ret = uct_srqud_verbs_qp_modify(qp, &attr, IBV_QPS_RTR, 0,
+                                        UCT_SRQUD_VERBS_QP_RTR, step_p);
+    }
+    if (ret == 0) {
+        ret = uct_srqud_verbs_qp_modify(qp, &attr, IBV_QPS_RTS,
+                                        IBV_QP_SQ_PSN, UCT_SRQUD_VERBS_QP_RTS,
+                                        step_p);
+    }
+    return ret;
+}
+
+
 int uct_srqud_verbs_ud_qp_create(struct ibv_pd *pd,
                                  struct ibv_qp_init_attr *init,
                                  uint8_t port, uint32_t qkey,
                                  struct ibv_qp **qp_p,
                                  uct_srqud_verbs_qp_step_t *step_p)
 {
-    struct ibv_qp_attr attr;
     struct ibv_qp *qp;
     int ret;
 
@@ -28,26 +67,7 @@ int uct_srqud_verbs_ud_qp_create(struct ibv_pd *pd,
         return (errno != 0) ? errno : ENOMEM;
     }
 
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state   = IBV_QPS_INIT;
-    attr.pkey_index = 0;
-    attr.port_num   = port;
-    attr.qkey       = qkey;
-    *step_p         = UCT_SRQUD_VERBS_QP_INIT;
-    ret = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                                   IBV_QP_PORT | IBV_QP_QKEY);
-    if (ret == 0) {
-        attr.qp_state = IBV_QPS_RTR;
-        *step_p       = UCT_SRQUD_VERBS_QP_RTR;
-        ret           = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
-    }
-    if (ret == 0) {
-        attr.qp_state = IBV_QPS_RTS;
-        attr.sq_psn   = 0;
-        *step_p       = UCT_SRQUD_VERBS_QP_RTS;
-        ret           = ibv_modify_qp(qp, &attr,
-                                      IBV_QP_STATE | IBV_QP_SQ_PSN);
-    }
+    ret = uct_srqud_verbs_ud_qp_ready(qp, port, qkey, step_p);
     if (ret != 0) {
         ibv_destroy_qp(qp);
         return ret;
@@ -58,12 +78,27 @@ int uct_srqud_verbs_ud_qp_create(struct ibv_pd *pd,
 }
 
 
+int uct_srqud_verbs_ud_qp_reset(struct ibv_qp *qp, uint8_t port,
+                                uint32_t qkey,
+                                uct_srqud_verbs_qp_step_t *step_p)
+{
+    struct ibv_qp_attr attr = {0};
+    int ret;
+
+    ret = uct_srqud_verbs_qp_modify(qp, &attr, IBV_QPS_RESET, 0,
+                                    UCT_SRQUD_VERBS_QP_RESET, step_p);
+    return (ret != 0) ? ret : uct_srqud_verbs_ud_qp_ready(qp, port, qkey,
+                                                          step_p);
+}
+
+
 const char *uct_srqud_verbs_qp_step_str(uct_srqud_verbs_qp_step_t step)
 {
     switch (step) {
     case UCT_SRQUD_VERBS_QP_CREATE: return "ibv_create_qp(UD)";
     case UCT_SRQUD_VERBS_QP_INIT:   return "ibv_modify_qp(INIT)";
     case UCT_SRQUD_VERBS_QP_RTR:    return "ibv_modify_qp(RTR)";
+    case UCT_SRQUD_VERBS_QP_RESET:  return "ibv_modify_qp(RESET)";
     default:                        return "ibv_modify_qp(RTS)";
     }
 }

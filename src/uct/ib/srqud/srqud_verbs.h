@@ -22,7 +22,8 @@ typedef enum {
     UCT_SRQUD_VERBS_QP_CREATE,
     UCT_SRQUD_VERBS_QP_INIT,
     UCT_SRQUD_VERBS_QP_RTR,
-    UCT_SRQUD_VERBS_QP_RTS
+    UCT_SRQUD_VERBS_QP_RTS,
+    UCT_SRQUD_VERBS_QP_RESET
 } uct_srqud_verbs_qp_step_t;
 
 
@@ -37,6 +38,16 @@ int uct_srqud_verbs_ud_qp_create(struct ibv_pd *pd,
                                  uint8_t port, uint32_t qkey,
                                  struct ibv_qp **qp_p,
                                  uct_srqud_verbs_qp_step_t *step_p);
+
+/**
+ * Bring a UD QP that went to the error state back to RTS, keeping its QP
+ * number (peers address it by that): RESET, which discards its work
+ * requests without completions, then as at creation.
+ * @return 0, or an errno value with @a step_p naming the failed step.
+ */
+int uct_srqud_verbs_ud_qp_reset(struct ibv_qp *qp, uint8_t port,
+                                uint32_t qkey,
+                                uct_srqud_verbs_qp_step_t *step_p);
 
 /* Name of a step, for messages */
 const char *uct_srqud_verbs_qp_step_str(uct_srqud_verbs_qp_step_t step);

@@ -309,11 +309,60 @@ unsigned uct_srqud_zengine_send(uct_srqud_iface_t *iface)
 }
 
 
-unsigned uct_srqud_zengine_send_completions(uct_srqud_iface_t *iface)
+/* The oldest signaled send is done, with the unsignaled ones before it */
+static void uct_srqud_zengine_marker_done(uct_srqud_iface_t *iface)
+{
+    uct_srqud_zcopy_t *z = &iface->zcopy;
+    uct_srqud_zmarker_t *m;
+    uct_srqud_zsend_job_t *job;
+
+    ucs_assert(z->marker_count > 0);
+    m                = &z->markers[z->marker_head];
+    z->marker_head   = (z->marker_head + 1) % iface->config.zcopy_sq_depth;
+    --z->marker_count;
+    job              = m->job;
+    z->sq_available += m->covered;
+    job->in_flight  -= m->covered;
+    if ((job->in_flight == 0) && !job->queued && (job->drained != NULL)) {
+        job->drained(iface, job);
+    }
+}
+
+
+/* A chunk send failed (Soft-RoCE fails them while the link is down): the
+ * QP is in the error state, and its flushed sends complete whether they
+ * were signaled or not, so completions no longer match the markers. Reset
+ * it (its work requests are gone), drop what its CQ still holds, and take
+ * every send as done: those chunks are lost, the sink asks for them again. */
+static void uct_srqud_zengine_recover(uct_srqud_iface_t *iface)
 {
     uct_srqud_zcopy_t *z = &iface->zcopy;
     uct_srqud_zsend_job_t *job;
-    uct_srqud_zmarker_t *m;
+    struct ibv_wc wcs[16];
+    ucs_status_t status;
+
+    status = uct_srqud_dev_ud_qp_reset(iface, z->sqp, "zero-copy send");
+    while (ibv_poll_cq(z->scq, ucs_static_array_size(wcs), wcs) > 0) {
+    }
+    while (z->marker_count > 0) {
+        uct_srqud_zengine_marker_done(iface);
+    }
+    /* the job being posted: its unsignaled sends have no marker yet */
+    if (!ucs_queue_is_empty(&z->jobs)) {
+        job = ucs_queue_head_elem_non_empty(&z->jobs, uct_srqud_zsend_job_t,
+                                            queue);
+        job->in_flight  -= job->unsignaled;
+        job->unsignaled  = 0;
+    }
+    /* if even the reset failed, no chunk is sent any more: the transfers
+     * end by their endpoints' timeout */
+    z->sq_available = (status == UCS_OK) ? iface->config.zcopy_sq_depth : 0;
+}
+
+
+unsigned uct_srqud_zengine_send_completions(uct_srqud_iface_t *iface)
+{
+    uct_srqud_zcopy_t *z = &iface->zcopy;
     struct ibv_wc wcs[16];
     int i, n;
 
@@ -323,21 +372,14 @@ unsigned uct_srqud_zengine_send_completions(uct_srqud_iface_t *iface)
 
     n = ibv_poll_cq(z->scq, ucs_static_array_size(wcs), wcs);
     for (i = 0; i < n; ++i) {
-        if (wcs[i].status != IBV_WC_SUCCESS) {
-            ucs_error("%s: chunk send completion: %s", iface->md->name,
+        if (ucs_unlikely(wcs[i].status != IBV_WC_SUCCESS)) {
+            ++iface->stats.tx_errors;
+            ucs_debug("%s: chunk send completion: %s", iface->md->name,
                       ibv_wc_status_str(wcs[i].status));
+            uct_srqud_zengine_recover(iface);
+            break;
         }
-        ucs_assert(z->marker_count > 0);
-        m                = &z->markers[z->marker_head];
-        z->marker_head   = (z->marker_head + 1) % iface->config.zcopy_sq_depth;
-        --z->marker_count;
-        job              = m->job;
-        z->sq_available += m->covered;
-        job->in_flight  -= m->covered;
-        if ((job->in_flight == 0) && !job->queued &&
-            (job->drained != NULL)) {
-            job->drained(iface, job);
-        }
+        uct_srqud_zengine_marker_done(iface);
     }
     return (n > 0) ? n : 0;
 }
