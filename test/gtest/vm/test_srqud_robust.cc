@@ -22,7 +22,9 @@ using namespace srqud_test;
 
 namespace {
 
-/* A plain verbs UD QP on the same device, to inject arbitrary packets */
+/* A plain verbs UD QP to inject arbitrary packets: on the receiver's device,
+ * or with SRQUD_TEST_INJECT_DEVICE on another one (the far end of the
+ * two-host wire, so the packets cross it) */
 class raw_sender {
 public:
     ~raw_sender()
@@ -38,8 +40,11 @@ public:
     void init(const std::string &dev, const std::vector<uint8_t> &dev_addr,
               const std::vector<uint8_t> &iface_addr)
     {
-        std::string name = dev.substr(0, dev.find(':'));
-        port             = atoi(dev.substr(dev.find(':') + 1).c_str());
+        const char *inject = getenv("SRQUD_TEST_INJECT_DEVICE");
+        bool remote        = (inject != NULL) && (dev != inject);
+        std::string from   = remote ? inject : dev;
+        std::string name   = from.substr(0, from.find(':'));
+        port               = atoi(from.substr(from.find(':') + 1).c_str());
         int num;
         ibv_device **list = ibv_get_device_list(&num);
         ASSERT_NE(nullptr, list);
@@ -56,18 +61,21 @@ public:
         remote_qpn = uct_srqud_unpack_qpn(
             reinterpret_cast<const uct_srqud_iface_addr_t*>(iface_addr.data())->qp_num);
 
-        /* Send from the GID the interface itself uses */
+        /* Send from the GID the interface itself uses; from another device,
+         * from its GID in the same subnet (the wire's link-local prefix) */
         int sgid_index = -1;
         ibv_port_attr pattr;
         ASSERT_EQ(0, ibv_query_port(ctx, port, &pattr));
         for (int i = 0; i < pattr.gid_tbl_len; ++i) {
             ibv_gid g;
             if ((ibv_query_gid(ctx, port, i, &g) == 0) &&
-                !memcmp(g.raw, da->gid, 16)) {
+                !memcmp(g.raw, da->gid, remote ? 8 : 16) &&
+                (!remote || memcmp(g.raw, da->gid, 16))) {
                 sgid_index = i; /* the last match is the RoCE v2 entry */
             }
         }
-        ASSERT_GE(sgid_index, 0);
+        ASSERT_GE(sgid_index, 0) << "no GID on " << name
+                                 << " to reach the receiver from";
 
         pd = ibv_alloc_pd(ctx);
         ASSERT_NE(nullptr, pd);
