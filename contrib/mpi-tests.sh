@@ -5,7 +5,10 @@
 # ranks crosses srqud. Run inside the Soft-RoCE VM:
 #
 #   contrib/softroce/vm-run -- contrib/mpi-tests.sh [--np "2 8"] [--mpi "ompi mpich"]
-#                                                   [--tls srqud,self] [-- test args]
+#                                                   [--tls srqud,self] [--wire] [-- test args]
+#
+# --wire: across the two hosts of the wire (vm-run --wire): half of the
+# ranks on rxeA, half on rxeB (test/wire/rank-on-host).
 #
 # Builds the test program (mpicc of each MPI) into $SRQUD_BUILD/mpi on the
 # first run. Prints "RESULT mpi_<mpi>_np<N> PASS|FAIL" per run; exit status
@@ -19,13 +22,15 @@ NPS="2 8"
 MPIS="ompi mpich"
 TLS=srqud,self
 TMO=${MPI_TEST_TIMEOUT:-600}
+WRAP=()
 while [ $# -gt 0 ]; do
     case $1 in
     --np)  NPS=$2; shift 2 ;;
     --mpi) MPIS=$2; shift 2 ;;
     --tls) TLS=$2; shift 2 ;;
+    --wire) WRAP=("$ROOT/test/wire/rank-on-host"); shift ;;
     --)    shift; break ;;
-    *)     echo "usage: $0 [--np LIST] [--mpi LIST] [--tls TLS] [-- test args]" >&2; exit 2 ;;
+    *)     echo "usage: $0 [--np LIST] [--mpi LIST] [--tls TLS] [--wire] [-- test args]" >&2; exit 2 ;;
     esac
 done
 ARGS=("$@")
@@ -46,7 +51,7 @@ export UCX_WARN_UNUSED_ENV_VARS=n
 failed=0
 for m in $MPIS; do
     for np in $NPS; do
-        name=mpi_${m}_np${np}
+        name=mpi_${m}_np${np}${WRAP:+_wire}
         echo "== $name (UCX_TLS=$TLS)"
         if [ $m = ompi ]; then
             timeout $TMO mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
@@ -54,12 +59,12 @@ for m in $MPIS; do
                 --mca btl self --mca osc ^ucx --mca oob_tcp_if_include lo \
                 -x UCX_TLS="$TLS" -x UCX_NET_DEVICES -x UCX_WARN_UNUSED_ENV_VARS \
                 $(env | grep -o '^UCX_SRQUD_[A-Z_]*' | sed 's/^/-x /') \
-                "$OUT/srqud_mpi_test.ompi" "${ARGS[@]}"
+                "${WRAP[@]}" "$OUT/srqud_mpi_test.ompi" "${ARGS[@]}"
         else
             timeout $TMO mpirun.mpich -iface lo -np "$np" \
                 -genv UCX_TLS "$TLS" -genv UCX_NET_DEVICES "$UCX_NET_DEVICES" \
                 -genv UCX_WARN_UNUSED_ENV_VARS n \
-                "$OUT/srqud_mpi_test.mpich" "${ARGS[@]}"
+                "${WRAP[@]}" "$OUT/srqud_mpi_test.mpich" "${ARGS[@]}"
         fi
         rc=$?
         if [ $rc = 0 ]; then

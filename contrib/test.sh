@@ -3,7 +3,8 @@
 # Run every test of srqud on a fresh Debian 12 machine (root, no RDMA
 # hardware): installs what it needs (apt), builds, runs the host unit tests,
 # then boots the Soft-RoCE VM and runs the device tests with UCX's module
-# loading (route a) and with LD_PRELOAD on the stock UCX (route b).
+# loading (route a) and with LD_PRELOAD on the stock UCX (route b), and
+# faults on the two-host wire (test/wire/run.sh --quick).
 #
 # Then the same transport against the other UCX versions srqud supports
 # (1.18.1, 1.22.0; SRQUD_CI_UCX="..." to choose): UCX built from source,
@@ -163,6 +164,15 @@ echo "== device tests, route a (UCX dlopens libuct_srqud)"
 SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
 run_vm --timeout 1200 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
+
+# Two hosts on a real wire (issue 16): rxeA on wA <-> wB with rxeB, faults
+# put on the wire by netem/tbf and by taking the link down, killing a
+# peer; checksummed UCP and MPI traffic. CI runs the quick tier; --full
+# every fault, the ud_verbs/rc_verbs anchors, MPICH, 2 ranks per host, the
+# UCG Allgather tests and LAMMPS across the hosts
+echo "== two-host wire (vm-run --wire)"
+wire_tier=--quick; [ $FULL = 1 ] && wire_tier=
+run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 
 [ -n "$ONLY_UCX" ] && finish   # --ucx 1.13.1: the default version only
 

@@ -116,21 +116,9 @@ bench_ompi() (
         "${xs[@]}" "$@"
 )
 
-# bench_srqud_counters FILE NAME...: the named counters of srqud's
-# UCX_SRQUD_STATS_DUMP lines in FILE (every interface of every process the
-# file caught), each summed, comma-separated
-bench_srqud_counters() {
-    local file=$1
-    shift
-    awk -v names="$*" '
-        BEGIN { n = split(names, name, " ") }
-        / retransmits / {
-            for (i = 1; i < NF; ++i) sum[$i] += $(i + 1)
-        }
-        END {
-            for (k = 1; k <= n; ++k) printf "%s%d", (k > 1 ? "," : ""), sum[name[k]]
-        }' "$file"
-}
+# srqud_counters FILE NAME...: srqud's counters from UCX_SRQUD_STATS_DUMP
+# output (contrib/lib/counters.sh)
+. "$ROOT/contrib/lib/counters.sh"
 
 # The UCT benchmark programs (flowctl, mem_peers, mem_sizes) into $RESULTS
 bench_build() {

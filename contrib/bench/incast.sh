@@ -47,7 +47,7 @@ run() {   # run REP TL UCX_TLS [VAR=VALUE...]
               "$B/mpi_incast" -i "$ITERS" 2> "$err")
     rc=$?
     c1=$(rxe_counters)
-    stats=$(bench_srqud_counters "$err" retransmits held reorder_dropped)
+    stats=$(srqud_counters "$err" retransmits held reorder_dropped)
     [ $rc = 0 ] || tail -5 "$err" >&2
     rm -f "$err"
     echo "$out" | awk -v p="$rep,$tl,$NP" -v s="$stats" -v c="$((c1 - c0))" -v rc="$rc" \

@@ -61,7 +61,7 @@ cell() {    # cell REP TL LOSS
     d1=$(wa_drops); d1=${d1:-0}
     mbs=$(echo "$out" | awk '/Final:/ {print $7}')
     # the sender's srqud counters, summed over its interfaces
-    stats=$(bench_srqud_counters "$err" retransmits fast_retransmits timeouts)
+    stats=$(srqud_counters "$err" retransmits fast_retransmits timeouts)
     rm -f "$err"
     echo "$rep,$tl,$loss,$msgs,${mbs:-nan},$((d1 - d0)),$stats,$rc" >> "$CSV"
     printf '  rep %s %-9s loss %4s%%: %8s MB/s, %6d dropped, resent/fast/timeouts %s%s\n' \

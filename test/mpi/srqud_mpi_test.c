@@ -14,6 +14,9 @@
  *   -m BYTES  largest point-to-point message (default 4 MiB)
  *   -i N      iterations of the point-to-point sweep (default 2)
  *   -o N      outstanding operations per rank in phase 3 (default 512)
+ *   -T SEC    soak: repeat all phases until SEC seconds have passed; rank 0
+ *             prints each round's time and every rank's resident memory
+ *             (VmRSS), which must stay flat
  */
 
 #include <mpi.h>
@@ -296,25 +299,74 @@ static void phase_collectives(void)
 }
 
 
+/* This process's resident set, kB (0 if unknown) */
+static long rss_kb(void)
+{
+    char line[256];
+    long kb = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        if (sscanf(line, "VmRSS: %ld", &kb) == 1) {
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return kb;
+}
+
+
+/* After a soak round: every rank's VmRSS on one line of rank 0; whether
+ * another round starts (rank 0's clock decides for all) */
+static int soak_next(int round, double t0, int seconds)
+{
+    long rss = rss_kb(), *all = NULL;
+    double now = MPI_Wtime();
+    int more, i;
+
+    if (g_rank == 0) {
+        all = malloc(sizeof(*all) * g_size);
+    }
+    MPI_Gather(&rss, 1, MPI_LONG, all, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        printf("soak round %d at %.0f s, %lu checks, %lu failed, VmRSS kB:",
+               round, now - t0, g_checks, g_errors);
+        for (i = 0; i < g_size; ++i) {
+            printf(" %ld", all[i]);
+        }
+        printf("\n");
+        fflush(stdout);
+        free(all);
+    }
+    more = (now - t0) < seconds;
+    MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return more;
+}
+
+
 int main(int argc, char **argv)
 {
     size_t max_size = 4u << 20;
-    int iters = 2, outstanding = 512, c;
+    int iters = 2, outstanding = 512, soak = 0, round = 0, c;
     unsigned long totals[2], local[2];
+    double t0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
 
-    while ((c = getopt(argc, argv, "m:i:o:")) != -1) {
+    while ((c = getopt(argc, argv, "m:i:o:T:")) != -1) {
         switch (c) {
         case 'm': max_size = strtoul(optarg, NULL, 0); break;
         case 'i': iters = atoi(optarg); break;
         case 'o': outstanding = atoi(optarg); break;
+        case 'T': soak = atoi(optarg); break;
         default:
             if (g_rank == 0) {
                 fprintf(stderr, "usage: %s [-m max_bytes] [-i iters] "
-                        "[-o outstanding]\n", argv[0]);
+                        "[-o outstanding] [-T soak_seconds]\n", argv[0]);
             }
             MPI_Finalize();
             return 2;
@@ -323,13 +375,16 @@ int main(int argc, char **argv)
 
     /* a barrier between phases: the any-source receives of one would
      * otherwise match the next phase's messages */
-    phase_p2p(max_size, iters);
-    MPI_Barrier(MPI_COMM_WORLD);
-    phase_any_source();
-    MPI_Barrier(MPI_COMM_WORLD);
-    phase_outstanding(outstanding);
-    MPI_Barrier(MPI_COMM_WORLD);
-    phase_collectives();
+    t0 = MPI_Wtime();
+    do {
+        phase_p2p(max_size, iters);
+        MPI_Barrier(MPI_COMM_WORLD);
+        phase_any_source();
+        MPI_Barrier(MPI_COMM_WORLD);
+        phase_outstanding(outstanding);
+        MPI_Barrier(MPI_COMM_WORLD);
+        phase_collectives();
+    } while ((soak > 0) && soak_next(++round, t0, soak));
 
     local[0] = g_checks;
     local[1] = g_errors;

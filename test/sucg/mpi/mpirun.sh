@@ -3,8 +3,10 @@
 # (Open MPI's oob and MPICH's hydra on lo, tcp on lo, rxe0 sits on lo).
 #
 #   sucg_net NET        UCX_ENV=(...) for NET = host (UCX_NET_DEVICES=lo;
-#                       UCX_TLS left to the caller), srqud or rc (in the VM);
-#                       returns 1 for another NET
+#                       UCX_TLS left to the caller), srqud or rc (in the VM),
+#                       wire (srqud across the VM's two-host wire); returns 1
+#                       for another NET. SUCG_RANK_PREFIX=(...): what goes
+#                       before each rank's program (empty but for wire)
 #   sucg_ompi [VAR=VAL...] NP [mpirun args...] PROGRAM [args...]
 #   sucg_mpich [VAR=VAL...] NP [mpirun args...] PROGRAM [args...]
 #                       mpirun with UCX_ENV and the VAR=VALs exported to the
@@ -20,8 +22,13 @@ sucg_net() {
     srqud) UCX_ENV=(UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1) ;;
     # rc_verbs needs ud_verbs for UCP's wire-up; rxe on lo needs GID 2 (::1)
     rc)    UCX_ENV=(UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2) ;;
+    # across the two hosts of the wire (vm-run --wire): each rank's device
+    # is chosen by SUCG_RANK_PREFIX (test/wire/rank-on-host)
+    wire)  UCX_ENV=(UCX_TLS=srqud,self) ;;
     *)     return 1 ;;
     esac
+    SUCG_RANK_PREFIX=()
+    [ "$1" = wire ] && SUCG_RANK_PREFIX=("$(dirname "${BASH_SOURCE[0]}")/../../wire/rank-on-host")
     # the MPI and sucg read the same UCX_*; not every rank consumes each
     UCX_ENV+=(UCX_WARN_UNUSED_ENV_VARS=n)
 }

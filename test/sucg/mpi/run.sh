@@ -17,6 +17,8 @@
 #   --net rc     inside the VM: UCX_TLS=rc_verbs,ud_verbs,self on rxe0
 #                (UCX_IB_GID_INDEX=2); srqud/rc run the default algorithm
 #                for every --np and each other algorithm once
+#   --net wire   inside vm-run --wire: srqud, half of the ranks on host A
+#                (rxeA), half on host B (rxeB); as srqud otherwise
 #   --max-block  largest per-rank block (default 8 MiB on the host, 1 MiB
 #                in the VM; 8 MiB only at np=2 there)
 #
@@ -43,7 +45,7 @@ while [ $# -gt 0 ]; do
     --np)        NPS=$2; shift 2 ;;
     --max-block) MAXB=$2; shift 2 ;;
     --quick)     NPS="2 5 8"; shift ;;
-    *) echo "usage: $0 [--net host|srqud|rc] [--mpi both|ompi|mpich] [--np LIST] [--max-block N] [--quick]" >&2
+    *) echo "usage: $0 [--net host|srqud|rc|wire] [--mpi both|ompi|mpich] [--np LIST] [--max-block N] [--quick]" >&2
        exit 2 ;;
     esac
 done
@@ -64,7 +66,7 @@ for f in "${need[@]}"; do
 done
 
 # the UCX transport of the MPI and of sucg (same UCX_TLS for both)
-sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
+sucg_net "$NET" || { echo "error: --net $NET: host, srqud, rc or wire" >&2; exit 2; }
 ompi()  { sucg_ompi "$@"; }
 mpich() { sucg_mpich "$@"; }
 sucg_ompi_component_args "$OMPI_COMPONENT_DIR"
@@ -105,36 +107,36 @@ if [ $WHICH != mpich ]; then
     tls=(); [ $NET = host ] && tls=(UCX_TLS=sm,self)
     for np in $NPS; do
         expect ok "ompi $NET np=$np" ompi "${tls[@]}" $E=sucg $np "${with_component[@]}" \
-            "$OMPI_TEST" $(blk $np)
+            "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" $(blk $np)
     done
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 7 ] && [ $NET = host ] && np=7
     for algo in recursive_doubling ring p2p_rd p2p_ring; do
         [ $NET != host ] && [ $algo = recursive_doubling ] && continue   # the default above
         expect ok "ompi $NET np=$np $algo" ompi "${tls[@]}" $E=sucg SUCG_ALLGATHER_ALGO=$algo $np \
-            "${with_component[@]}" "$OMPI_TEST" -b ${MAXB:-1048576} -t 4194304
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b ${MAXB:-1048576} -t 4194304
     done
     if [ $NET = host ]; then
         for np in 3 8; do
             expect ok "ompi tcp np=$np" ompi UCX_TLS=tcp,self $E=sucg $np "${with_component[@]}" \
-                "$OMPI_TEST" -b 1048576
+                "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 1048576
         done
         # the registration cache explicitly on (shared memory; see README)
         expect ok "ompi sm np=5 rcache on" ompi UCX_TLS=sm,self $E=sucg SUCG_RCACHE_MAX_ENTRIES=64 5 \
-            "${with_component[@]}" "$OMPI_TEST" -b 1048576
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 1048576
         # only blocks >= 4 KiB through sucg: the decision is per call,
         # identical on all ranks; smaller ones go to tuned (so no
         # SUCG_TEST_EXPECT: it would want every call counted)
         expect ok "ompi sm np=4 coll_sucg_min_bytes=4096" ompi UCX_TLS=sm,self 4 "${with_component[@]}" \
-            --mca coll_sucg_min_bytes 4096 "$OMPI_TEST" -b 65548
+            --mca coll_sucg_min_bytes 4096 "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
         # component present but disabled: tuned does everything
         expect ok "ompi sm np=4 coll_sucg_enable=0" ompi UCX_TLS=sm,self $E=none 4 "${with_component[@]}" \
-            --mca coll_sucg_enable 0 "$OMPI_TEST" -b 65548
+            --mca coll_sucg_enable 0 "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
         # negative: the path check must notice a missing component ...
         expect fail "ompi negative: no component, expect sucg" ompi UCX_TLS=sm,self $E=sucg 3 \
-            "$OMPI_TEST" -b 4096
+            "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 4096
         # ... and the byte check a flipped byte
         expect fail "ompi negative: corrupted byte" ompi UCX_TLS=sm,self $E=sucg SUCG_TEST_CORRUPT=1 3 \
-            "${with_component[@]}" "$OMPI_TEST" -b 4096
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 4096
     fi
 fi
 
@@ -145,20 +147,20 @@ if [ $WHICH != ompi ]; then
     tls=(); [ $NET = host ] && tls=(UCX_TLS=sm,self)
     pre=(LD_PRELOAD="$PMPI_LIB")
     for np in $NPS; do
-        expect ok "mpich $NET np=$np" mpich "${tls[@]}" "${pre[@]}" $E=sucg $np "$MPICH_TEST" $(blk $np)
+        expect ok "mpich $NET np=$np" mpich "${tls[@]}" "${pre[@]}" $E=sucg $np "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" $(blk $np)
     done
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 6 ] && [ $NET = host ] && np=6
     for algo in ring p2p_rd p2p_ring; do
         expect ok "mpich $NET np=$np $algo" mpich "${tls[@]}" "${pre[@]}" $E=sucg SUCG_ALLGATHER_ALGO=$algo \
-            $np "$MPICH_TEST" -b ${MAXB:-1048576} -t 4194304
+            $np "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b ${MAXB:-1048576} -t 4194304
     done
     if [ $NET = host ]; then
         expect ok "mpich np=4 SUCG_MPI_ENABLE=0" mpich "${tls[@]}" "${pre[@]}" SUCG_MPI_ENABLE=0 $E=none 4 \
-            "$MPICH_TEST" -b 65548
+            "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 65548
         expect fail "mpich negative: no preload, expect sucg" mpich "${tls[@]}" $E=sucg 3 \
-            "$MPICH_TEST" -b 4096
+            "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 4096
         expect fail "mpich negative: corrupted byte" mpich "${tls[@]}" "${pre[@]}" $E=sucg SUCG_TEST_CORRUPT=2 3 \
-            "$MPICH_TEST" -b 4096
+            "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 4096
     fi
 fi
 
