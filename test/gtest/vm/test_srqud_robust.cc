@@ -7,11 +7,14 @@
 
 #include "srqud_fixture.h"
 
+#include "srqud_peek.h"
+
 extern "C" {
 #include <uct/ib/srqud/srqud_def.h>
 }
 
 #include <infiniband/verbs.h>
+#include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,7 +123,15 @@ public:
         ASSERT_NE(nullptr, ah);
     }
 
+    /* to the interface's QP, with the Q_Key every srqud interface QP has */
     void send(const void *data, size_t len)
+    {
+        send_to(data, len, remote_qpn, UCT_SRQUD_QKEY, nullptr);
+    }
+
+    /* to any QP of the receiver's port, with an immediate if @a imm */
+    void send_to(const void *data, size_t len, uint32_t qpn, uint32_t qkey,
+                 const uint32_t *imm)
     {
         ASSERT_LE(len, sizeof(buf));
         memcpy(buf, data, len);
@@ -129,11 +140,13 @@ public:
         memset(&wr, 0, sizeof(wr));
         wr.sg_list           = &sge;
         wr.num_sge           = 1;
-        wr.opcode            = IBV_WR_SEND;
+        wr.opcode            = (imm != nullptr) ? IBV_WR_SEND_WITH_IMM :
+                                                  IBV_WR_SEND;
+        wr.imm_data          = (imm != nullptr) ? htonl(*imm) : 0;
         wr.send_flags        = IBV_SEND_SIGNALED;
         wr.wr.ud.ah          = ah;
-        wr.wr.ud.remote_qpn  = remote_qpn;
-        wr.wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+        wr.wr.ud.remote_qpn  = qpn;
+        wr.wr.ud.remote_qkey = qkey;
         ASSERT_EQ(0, ibv_post_send(qp, &wr, &bad));
         ibv_wc wc;
         int n;
@@ -293,6 +306,72 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     ASSERT_TRUE(progress_until(receiver, [&] { return c.count == 4; }));
     EXPECT_EQ(0u, c.bad);
     uct_ep_destroy(ep);
+}
+
+
+/* Zero-copy chunks carry no connection token: their pool QP takes a random
+ * Q_Key per transfer, told only in the sink's ZGET/ZCTS. A chunk forged
+ * with everything an off-path host can know (pool QP number, generation,
+ * chunk number, length, the interfaces' constant Q_Key) is dropped by the
+ * device: the get completes with the source's bytes and nothing landed
+ * out of place. The control: the same chunk with the transfer's Q_Key
+ * does land (so the first one was aimed right). */
+TEST(srqud_robust, forged_chunks_without_the_transfers_qkey_are_dropped)
+{
+    iface_pair p;
+    ASSERT_NO_FATAL_FAILURE(p.open_pair());
+    raw_sender raw;
+    ASSERT_NO_FATAL_FAILURE(raw.init(p.ctx.dev_name, p.sender->dev_addr,
+                                     p.sender->iface_addr));
+    const size_t length = 64 * 1024;
+
+    for (int with_qkey = 0; with_qkey < 2; ++with_qkey) {
+        region remote(p.ctx, length, UCT_MD_MEM_ACCESS_ALL);
+        region mine(p.ctx, length, UCT_MD_MEM_ACCESS_ALL);
+        fill_pattern(remote.data(), length, 11 + with_qkey);
+        memset(mine.data(), 0, length);
+        uct_srqud_iface_stats_t before = srqud_stats(p.sender->handle);
+
+        /* the get's sink (this side) binds a pool QP and posts the round's
+         * receives before the call returns; nothing is progressed yet, so
+         * the source has sent no chunk */
+        uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
+        comp_t c;
+        ASSERT_EQ(UCS_INPROGRESS,
+                  uct_ep_get_zcopy(p.ep, &iov, 1, remote.addr(),
+                                   remote.rkey.rkey, &c.super));
+        /* what a host on the path read in the ZGET */
+        srqud_peek_pool_qp_t pqp;
+        ASSERT_EQ(1, srqud_peek_busy_pool_qp(p.sender->handle, &pqp));
+        EXPECT_NE(UCT_SRQUD_QKEY, pqp.qkey);
+        EXPECT_EQ(0u, pqp.qkey >> 31) << "a controlled Q_Key";
+
+        /* chunk 0, tagged with the pool QP's generation (the top byte) */
+        std::vector<uint8_t> junk(pqp.chunk, 0xa5);
+        uint32_t imm = (uint32_t)pqp.gen << 24;
+        ASSERT_NO_FATAL_FAILURE(raw.send_to(junk.data(), junk.size(),
+                                            pqp.qp_num,
+                                            with_qkey ? pqp.qkey :
+                                                        UCT_SRQUD_QKEY,
+                                            &imm));
+
+        ASSERT_TRUE(progress_until(*p.sender, [&] { return c.calls > 0; },
+                                   400000000ul))
+            << "the get never completed";
+        uct_srqud_iface_stats_t after = srqud_stats(p.sender->handle);
+        unsigned long landed = (after.zcopy_misplaced - before.zcopy_misplaced) +
+                               (after.zcopy_stale - before.zcopy_stale);
+        if (!with_qkey) {
+            EXPECT_EQ(UCS_OK, c.super.status);
+            EXPECT_EQ(checksum(remote.data(), length),
+                      checksum(mine.data(), length));
+            EXPECT_EQ(0ul, landed) << "a forged chunk reached the pool QP";
+            EXPECT_EQ(1ul, after.zcopy_xfers - before.zcopy_xfers);
+        } else {
+            EXPECT_GT(landed, 0ul) << "the control chunk did not land: the "
+                                      "test does not aim at the pool QP";
+        }
+    }
 }
 
 

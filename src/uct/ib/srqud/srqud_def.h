@@ -127,6 +127,10 @@ typedef struct uct_srqud_zhdr {
     int8_t   status;      /* answers: ucs_status_t */
     uint8_t  num_ranges;  /* zrange entries that follow */
     uint32_t qpn;         /* ZGET, ZCTS: the sink's pool QP */
+    uint32_t qkey;        /* ZGET, ZCTS: the Q_Key that pool QP takes for
+                             this transfer (random, drawn per transfer):
+                             the device drops chunks without it, so a host
+                             that never saw this header cannot forge one */
     uint32_t rkey;        /* ZGET, ZPUT: the remote region */
     uint64_t remote_addr;
     uint64_t length;      /* the whole transfer */

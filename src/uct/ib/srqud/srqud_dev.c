@@ -139,6 +139,26 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
 }
 
 
+ucs_status_t uct_srqud_dev_ud_qp_set_qkey(uct_srqud_iface_t *iface,
+                                          struct ibv_qp *qp, uint32_t qkey,
+                                          const char *what)
+{
+    struct ibv_qp_attr attr;
+    int ret;
+
+    /* RTS to RTS: a UD QP may change its Q_Key without leaving RTS */
+    memset(&attr, 0, sizeof(attr));
+    attr.qkey = qkey;
+    ret       = ibv_modify_qp(qp, &attr, IBV_QP_QKEY);
+    if (ret != 0) {
+        ucs_error("%s: setting the Q_Key of the %s QP 0x%x failed: %s",
+                  iface->md->name, what, qp->qp_num, strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+
 ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
                                        struct ibv_qp *qp, const char *what)
 {

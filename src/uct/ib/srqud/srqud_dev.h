@@ -56,6 +56,12 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
 ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
                                        struct ibv_qp *qp, const char *what);
 
+/* A new Q_Key for a UD QP in RTS: packets with another one are dropped by
+ * the device from then on (logs a failure) */
+ucs_status_t uct_srqud_dev_ud_qp_set_qkey(uct_srqud_iface_t *iface,
+                                          struct ibv_qp *qp, uint32_t qkey,
+                                          const char *what);
+
 /* The address handle already created for @a dev_addr, or NULL */
 struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
                                      const uct_srqud_device_addr_t *dev_addr);

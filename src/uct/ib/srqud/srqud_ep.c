@@ -24,7 +24,6 @@
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
 #include <string.h>
-#include <sys/random.h>
 
 
 static void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
@@ -758,19 +757,6 @@ void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 
 
 
-/* The connection's token must be unpredictable to other hosts: the
- * kernel's random numbers, or UCX's mix of time, pid and address */
-static uint32_t uct_srqud_ep_new_token(const uct_srqud_ep_t *ep)
-{
-    uint32_t token;
-
-    if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != sizeof(token)) {
-        token = (uint32_t)ucs_generate_uuid((uintptr_t)ep);
-    }
-    return token;
-}
-
-
 static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(params->iface, uct_srqud_iface_t);
@@ -804,7 +790,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->dest_qpn     = uct_srqud_unpack_qpn(iface_addr->qp_num);
     self->dest_ep_id   = UCT_SRQUD_EP_ID_NONE;
     self->conn_sn      = iface->conn_sn++;
-    self->token        = uct_srqud_ep_new_token(self);
+    self->token        = uct_srqud_secret32(self);
     self->flags        = 0;
     self->fail_status  = UCS_OK;
     self->rma_status   = UCS_OK;

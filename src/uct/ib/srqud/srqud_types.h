@@ -30,8 +30,10 @@
 #include <ucs/debug/log.h>
 #include <ucs/time/time.h>
 #include <ucs/type/spinlock.h>
+#include <ucs/sys/sys.h>
 #include <infiniband/verbs.h>
 #include <string.h>
+#include <sys/random.h>
 
 
 /* How many completions are stashed when event_arm finds some that arrived
@@ -136,6 +138,7 @@ typedef struct uct_srqud_pool_qp {
     struct ibv_cq            *cq;
     uct_srqud_xfer_t         *xfer;    /* NULL: free */
     uint8_t                  gen;      /* transfers it served: tags chunks */
+    uint32_t                 qkey;     /* this transfer's, see zhdr.qkey */
     ucs_list_link_t          list;     /* in the free list */
 } uct_srqud_pool_qp_t;
 
@@ -146,6 +149,7 @@ typedef struct uct_srqud_zsend_job {
     struct ibv_ah            *ah;
     uint32_t                 dest_qpn;
     uint8_t                  tag;       /* the sink's pool QP generation */
+    uint32_t                 qkey;      /* the sink's pool QP's Q_Key */
     uint32_t                 lkey;
     uint64_t                 base;      /* local address of chunk 0 */
     uint64_t                 length;    /* of the whole transfer */
@@ -471,6 +475,19 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_leave(uct_srqud_iface_t *iface)
         (_ret) = (_call); \
         uct_srqud_leave(_iface); \
     } while (0)
+
+
+/* 32 bits other hosts cannot predict (connection tokens, zero-copy Q_Keys):
+ * the kernel's random numbers, or UCX's mix of time, pid and @a salt */
+static inline uint32_t uct_srqud_secret32(const void *salt)
+{
+    uint32_t secret;
+
+    if (getrandom(&secret, sizeof(secret), GRND_NONBLOCK) != sizeof(secret)) {
+        secret = (uint32_t)ucs_generate_uuid((uintptr_t)salt);
+    }
+    return secret;
+}
 
 
 /* The route of a control packet that has a handler for this side, or NULL;

@@ -192,6 +192,7 @@ static ucs_status_t uct_srqud_zcopy_send_round(uct_srqud_iface_t *iface,
     hdr->round       = xfer->round;
     hdr->status      = UCS_OK;
     hdr->qpn         = uct_srqud_zengine_pool_qpn(xfer->pqp);
+    hdr->qkey        = xfer->pqp->qkey;
     hdr->rkey        = xfer->rkey;
     hdr->remote_addr = xfer->remote_addr;
     hdr->length      = xfer->length;

@@ -126,6 +126,7 @@ void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     xfer->job.ah       = ep->ah;
     xfer->job.dest_qpn = hdr->qpn & UCT_SRQUD_ZCOPY_NUM_MASK;
     xfer->job.tag      = hdr->qpn >> UCT_SRQUD_ZCOPY_TAG_SHIFT;
+    xfer->job.qkey     = hdr->qkey;
     xfer->job.lkey     = xfer->region->mr->lkey;
     xfer->job.base     = hdr->remote_addr;
     xfer->job.length   = hdr->length;
@@ -167,6 +168,7 @@ static void uct_srqud_zcopy_rx_repeat(uct_srqud_iface_t *iface,
     hdr->round   = xfer->round;
     hdr->status  = UCS_OK;
     hdr->qpn     = uct_srqud_zengine_pool_qpn(xfer->pqp);
+    hdr->qkey    = xfer->pqp->qkey;
     hdr->length  = xfer->length;
     hdr->chunk   = xfer->chunk;
     len          = uct_srqud_zcopy_encode_order(iface, xfer, hdr,
@@ -365,6 +367,7 @@ void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     xfer->job.ah       = ep->ah;
     xfer->job.dest_qpn = hdr->qpn & UCT_SRQUD_ZCOPY_NUM_MASK;
     xfer->job.tag      = hdr->qpn >> UCT_SRQUD_ZCOPY_TAG_SHIFT;
+    xfer->job.qkey     = hdr->qkey;
     xfer->job.lkey     = xfer->lkey;
     xfer->job.base     = xfer->local_addr;
     xfer->job.length   = xfer->length;

@@ -115,6 +115,7 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
 {
     uct_srqud_zcopy_t *z = &iface->zcopy;
     uct_srqud_pool_qp_t *pqp = NULL;
+    uint32_t qkey;
     unsigned i;
 
     if (!ucs_list_is_empty(&z->pool_free)) {
@@ -143,6 +144,20 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
         ++z->pool_created;
     }
 
+    /* A Q_Key of its own for this transfer (bit 31 clear: a controlled
+     * Q_Key is the privileged one), unlike the interface QP's constant:
+     * the device then drops chunks of anyone but the source this transfer
+     * told it to, late ones of the QP's earlier transfers included */
+    qkey = uct_srqud_secret32(pqp) & UCS_MASK(31);
+    if (qkey == UCT_SRQUD_QKEY) {
+        qkey ^= 1;
+    }
+    if (uct_srqud_dev_ud_qp_set_qkey(iface, pqp->qp, qkey,
+                                     "zero-copy pool") != UCS_OK) {
+        ucs_list_add_tail(&z->pool_free, &pqp->list);
+        return NULL;
+    }
+    pqp->qkey = qkey;
     pqp->xfer = xfer;
     ++pqp->gen;
     return pqp;
@@ -270,7 +285,7 @@ unsigned uct_srqud_zengine_send(uct_srqud_iface_t *iface)
             wr.send_flags         = signal ? IBV_SEND_SIGNALED : 0;
             wr.wr.ud.ah           = job->ah;
             wr.wr.ud.remote_qpn   = qpn;
-            wr.wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
+            wr.wr.ud.remote_qkey  = job->qkey;
             ret = ibv_post_send(z->sqp, &wr, &bad_wr);
             if (ret != 0) {
                 ucs_error("%s: ibv_post_send(chunk) failed: %s",

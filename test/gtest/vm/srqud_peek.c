@@ -1,0 +1,31 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_peek.h"
+
+#include <uct/ib/srqud/srqud_zcopy.h>
+
+
+int srqud_peek_busy_pool_qp(uct_iface_h tl_iface, srqud_peek_pool_qp_t *info)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    const uct_srqud_pool_qp_t *pqp;
+    unsigned i;
+
+    for (i = 0; i < iface->config.zcopy_qps; ++i) {
+        pqp = &iface->zcopy.pool[i];
+        if ((pqp->qp != NULL) && (pqp->xfer != NULL)) {
+            info->qp_num = pqp->qp->qp_num;
+            info->qkey   = pqp->qkey;
+            info->gen    = pqp->gen;
+            info->chunk  = pqp->xfer->chunk;
+            return 1;
+        }
+    }
+    return 0;
+}
