@@ -120,6 +120,55 @@ bench_ompi() (
 # output (contrib/lib/counters.sh)
 . "$ROOT/contrib/lib/counters.sh"
 
+# bench_tl_env TL: what a transport needs on rxe over lo (ud_verbs and
+# rc_verbs: the GID index of ::1; srqud picks it alone)
+bench_tl_env() {
+    case "$1" in
+    srqud) echo "UCX_SRQUD_GID_INDEX=auto" ;;
+    *)     echo "UCX_IB_GID_INDEX=2" ;;
+    esac
+}
+
+# bench_perftest TL TEST SIZE LAYER ITER [ARGS...]: one ucx_perftest
+# server/client pair on rxe0 (perftest-pair.sh); prints the final figures
+# "lat_typical_us lat_avg_us bw_MBs msgrate", or FAIL with the run's output
+# kept in $RESULTS/perftest-fail-TL-LAYER-TEST-SIZE.log. LAYER uct: -x TL
+# (bcopy above 100 B); ucp: UCX_TLS=TL,self (rc_verbs with ud_verbs beside
+# it, UCP's auxiliary transport for its wire-up; the data goes over rc).
+# PERFTEST_CLIENT_WRAP / PERFTEST_SERVER_WRAP: a command each side runs
+# under (perftest-pair.sh).
+bench_perftest() {
+    local tl=$1 test=$2 size=$3 layer=$4 n=$5
+    shift 5
+    local args envs out rc log
+    envs=$(bench_tl_env "$tl")
+    if [ "$layer" = uct ]; then
+        args="-t $test -x $tl -d rxe0:1 -n $n -s $size"
+        [ "$size" -gt 100 ] && args="$args -D bcopy"
+    else
+        args="-t $test -n $n -s $size"
+        if [ "$tl" = rc_verbs ]; then
+            envs="$envs UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1"
+        else
+            envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
+        fi
+    fi
+    # shellcheck disable=SC2086 # word lists
+    out=$(PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-300} \
+          "$ROOT/contrib/bench/perftest-pair.sh" $envs -- $args "$@" 2>&1)
+    rc=$?
+    if [ $rc != 0 ] || ! echo "$out" | grep -q "Final:"; then
+        log=$RESULTS/perftest-fail-$tl-$layer-$test-$size.log
+        echo "$envs ucx_perftest $args $*: exit $rc" > "$log"
+        echo "$out" >> "$log"
+        echo FAIL
+        return 1
+    fi
+    # Final: iterations, latency typical (median) / moment avg / overall
+    # avg, bandwidth moment / overall, message rate moment / overall
+    echo "$out" | awk '/Final:/ {printf "%.2f %.2f %.2f %.0f\n", $3, $5, $7, $9}'
+}
+
 # The UCT benchmark programs (flowctl, mem_peers, mem_sizes) into $RESULTS
 bench_build() {
     make -s -C "$ROOT/contrib/bench" B="$RESULTS" >/dev/null

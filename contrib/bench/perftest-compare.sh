@@ -55,47 +55,6 @@ read -r -a TLA <<< "${TLS//,/ }"   # "a b" or "a,b"
 [[ $ITER =~ ^[1-9][0-9]*$ ]] || { echo "--iter: not a number: $ITER" >&2; exit 2; }
 [[ $WARMUP =~ ^[0-9]+$ ]] || { echo "--warmup: not a number: $WARMUP" >&2; exit 2; }
 
-tl_env() {   # environment for a transport
-    case "$1" in
-    srqud) echo "UCX_SRQUD_GID_INDEX=auto" ;;
-    *)     echo "UCX_IB_GID_INDEX=2" ;;
-    esac
-}
-
-# perftest TL TEST SIZE LAYER [ITER]: prints ucx_perftest's final figures
-# "lat_typical_us lat_avg_us bw_MBs msgrate", or FAIL (with the run's output
-# kept in $RESULTS/perftest-compare-fail-*.log)
-perftest() {
-    local tl=$1 test=$2 size=$3 layer=$4 n=${5:-$ITER}
-    local args envs out
-    envs=$(tl_env "$tl")
-    if [ "$layer" = uct ]; then
-        args="-t $test -x $tl -d rxe0:1 -n $n -s $size"
-        [ "$size" -gt 100 ] && args="$args -D bcopy"
-    else
-        args="-t $test -n $n -s $size"
-        # rc needs ud beside it for connection setup (UCP's auxiliary
-        # transport); UCP still carries the data over rc
-        if [ "$tl" = rc_verbs ]; then
-            envs="$envs UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1"
-        else
-            envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
-        fi
-    fi
-    # shellcheck disable=SC2086 # word lists
-    out=$(PERFTEST_TIMEOUT=300 "$ROOT/contrib/bench/perftest-pair.sh" $envs -- $args 2>&1)
-    local rc=$?
-    if [ $rc != 0 ] || ! echo "$out" | grep -q "Final:"; then
-        echo "$envs ucx_perftest $args: exit $rc" > "$RESULTS/perftest-compare-fail-$tl-$layer-$test-$size.log"
-        echo "$out" >> "$RESULTS/perftest-compare-fail-$tl-$layer-$test-$size.log"
-        echo FAIL
-        return 1
-    fi
-    # Final: iterations, latency typical (median) / moment avg / overall avg,
-    # bandwidth moment / overall, message rate moment / overall
-    echo "$out" | awk '/Final:/ {printf "%.2f %.2f %.2f %.0f\n", $3, $5, $7, $9}'
-}
-
 human_size() {   # 8 -> "8 B", 65536 -> "64 KB"
     if [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024)) KB"
     else echo "$1 B"; fi
@@ -120,12 +79,12 @@ echo "Absolute numbers are not hardware numbers; compare the transports by their
 echo
 
 rc=0
-rm -f "$RESULTS"/perftest-compare-fail-*.log
+rm -f "$RESULTS"/perftest-fail-*.log
 if [ "$WARMUP" -gt 0 ]; then
     echo "warming up (about $((NTL * 7)) s): am_lat and tag_lat 8 B once per transport, results discarded"
     for tl in "${TLA[@]}"; do
-        perftest "$tl" am_lat 8 uct "$WARMUP" >/dev/null
-        perftest "$tl" tag_lat 8 ucp "$WARMUP" >/dev/null
+        bench_perftest "$tl" am_lat 8 uct "$WARMUP" >/dev/null
+        bench_perftest "$tl" tag_lat 8 ucp "$WARMUP" >/dev/null
     done
 fi
 echo "measuring ${#ROWS[@]} figures x $NTL transports, one ucx_perftest pair each (about $(( (${#ROWS[@]} * NTL * 4 + 59) / 60 )) min); rows appear as they finish:"
@@ -146,7 +105,7 @@ for row in "${ROWS[@]}"; do
     esac
     line=$(printf "%-5s %-8s %6s  %-14s|" "$layer" "$test" "$(human_size "$size")" "$what")
     for tl in "${TLA[@]}"; do
-        r=$(perftest "$tl" "$test" "$size" "$layer")
+        r=$(bench_perftest "$tl" "$test" "$size" "$layer" "$ITER")
         if [ "$r" = FAIL ]; then
             rc=1
             FAILS=$((FAILS + 1))
@@ -173,7 +132,7 @@ echo "$ITER iterations per figure after a discarded warm-up; emulated figures: c
 if [ $FAILS -gt 0 ]; then
     echo
     echo "$FAILS figure(s) FAILED; their ucx_perftest output:"
-    for f in "$RESULTS"/perftest-compare-fail-*.log; do
+    for f in "$RESULTS"/perftest-fail-*.log; do
         [ -f "$f" ] || continue
         echo "--- $f (last lines)"
         tail -n 8 "$f"
