@@ -6,7 +6,7 @@
 
 #include <uct/api/v2/uct_v2.h>
 
-#include <ucs/async/async_fwd.h>
+#include <ucs/async/async.h>
 #include <ucs/type/thread_mode.h>
 
 #include <dlfcn.h>
@@ -178,6 +178,27 @@ env_guard::~env_guard()
         setenv(m_name.c_str(), m_old.c_str(), 1);
     } else {
         unsetenv(m_name.c_str());
+    }
+}
+
+
+async_hold::async_hold(ucs_async_context_t *async) : m_async(async)
+{
+    UCS_ASYNC_BLOCK(m_async);
+}
+
+
+async_hold::~async_hold()
+{
+    release();
+}
+
+
+void async_hold::release()
+{
+    if (m_async != nullptr) {
+        UCS_ASYNC_UNBLOCK(m_async);
+        m_async = nullptr;
     }
 }
 

@@ -121,6 +121,19 @@ private:
 
 /* ---- contexts and interfaces --------------------------------------------- */
 
+/* UCX's async thread held off @a async while in scope (or until release()):
+ * it progresses interfaces the test does not progress for a tick */
+class async_hold {
+public:
+    explicit async_hold(ucs_async_context_t *async);
+    ~async_hold();
+    void release();
+
+private:
+    ucs_async_context_t *m_async;
+};
+
+
 /* A UCT context: async context, worker, srqud component and md */
 class uct_ctx {
 public:

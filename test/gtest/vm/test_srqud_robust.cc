@@ -333,10 +333,13 @@ TEST(srqud_robust, forged_chunks_without_the_transfers_qkey_are_dropped)
         uct_srqud_iface_stats_t before = srqud_stats(p.sender->handle);
 
         /* the get's sink (this side) binds a pool QP and posts the round's
-         * receives before the call returns; nothing is progressed yet, so
-         * the source has sent no chunk */
+         * receives before the call returns. The source must send no chunk
+         * before the forged one is in: nothing is progressed, and the
+         * async thread, which would progress the peer after a tick, is
+         * held off (one worker, one async context for both sides) */
         uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
         comp_t c;
+        async_hold hold(p.ctx.async);
         ASSERT_EQ(UCS_INPROGRESS,
                   uct_ep_get_zcopy(p.ep, &iov, 1, remote.addr(),
                                    remote.rkey.rkey, &c.super));
@@ -354,6 +357,7 @@ TEST(srqud_robust, forged_chunks_without_the_transfers_qkey_are_dropped)
                                             with_qkey ? pqp.qkey :
                                                         UCT_SRQUD_QKEY,
                                             &imm));
+        hold.release();
 
         ASSERT_TRUE(progress_until(*p.sender, [&] { return c.calls > 0; },
                                    400000000ul))

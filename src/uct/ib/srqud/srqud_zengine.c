@@ -154,7 +154,9 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
     }
     if (uct_srqud_dev_ud_qp_set_qkey(iface, pqp->qp, qkey,
                                      "zero-copy pool") != UCS_OK) {
-        ucs_list_add_tail(&z->pool_free, &pqp->list);
+        /* a QP that cannot take a key is no use: made anew next time */
+        uct_srqud_zengine_pool_destroy(pqp);
+        --z->pool_created;
         return NULL;
     }
     pqp->qkey = qkey;
