@@ -130,6 +130,8 @@ if [ -n "$ONLY_UCX" ] && [ "$ONLY_UCX" != 1.13.1 ]; then
     finish
 fi
 
+# --full runs LAMMPS across the two hosts of the wire (test/wire/lammps.sh)
+[ $FULL = 1 ] && export EXTRA_PACKAGES="${EXTRA_PACKAGES:-} lammps"
 step build "$ROOT/contrib/build.sh" || finish
 
 # Host unit tests (googletest), through automake's test driver

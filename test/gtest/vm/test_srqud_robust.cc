@@ -196,6 +196,9 @@ TEST(srqud_robust, malformed_packets_are_dropped)
     neth.am_id      = 3;
     neth.dest_ep_id = UCT_SRQUD_EP_ID_NONE;
 
+    /* every drop below is counted, under the counter of its reason */
+    const uct_srqud_iface_stats_t s0 = srqud_stats(receiver.handle);
+
     /* 1. too short to hold a header */
     memset(pkt, 0x5d, sizeof(pkt));
     raw.send(pkt, 5);
@@ -232,6 +235,10 @@ TEST(srqud_robust, malformed_packets_are_dropped)
         receiver.progress();
     }
     EXPECT_EQ(0u, c.count);
+    const uct_srqud_iface_stats_t s1 = srqud_stats(receiver.handle);
+    EXPECT_EQ(s0.rx_dropped_malformed + 5, s1.rx_dropped_malformed)
+        << "cases 1-5 fail the header check";
+    EXPECT_EQ(s0.rx_no_ep + 1, s1.rx_no_ep) << "case 6 has no endpoint";
 
     /* 7. the protocol done by hand: CREQ (psn 0, incarnation 9, token T),
      *    then the data (psn 1) twice (the second is a duplicate), then
@@ -286,6 +293,8 @@ TEST(srqud_robust, malformed_packets_are_dropped)
         receiver.progress();
     }
     EXPECT_EQ(1u, c.count);
+    EXPECT_EQ(s1.rx_no_ep, srqud_stats(receiver.handle).rx_no_ep)
+        << "a bad token is counted once, as a bad token";
 
     /* 9. psn 2 with the token fills the gap: 2, then the held 3 */
     data.token = token;

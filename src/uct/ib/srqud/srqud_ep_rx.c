@@ -83,7 +83,9 @@ static int uct_srqud_ep_rx_token_ok(uct_srqud_iface_t *iface,
 }
 
 
-/* Find the endpoint a packet is for; NULL drops it */
+/* Find the endpoint a packet is for; NULL drops it, counted as a bad token
+ * or as having no endpoint here (rx_no_ep: an unknown or gone endpoint, one
+ * of another peer, data that overtook a lost CREQ) */
 static uct_srqud_ep_t*
 uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
                      const struct ibv_wc *wc, const uct_srqud_neth_t *neth)
@@ -96,14 +98,14 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
 
     if (neth->dest_ep_id != UCT_SRQUD_EP_ID_NONE) {
         if (!ucs_ptr_array_lookup(&iface->eps, neth->dest_ep_id, ptr)) {
-            return NULL;
+            goto no_ep;
         }
         ep = ptr;
         /* Only the peer of this ep may address it */
         if ((ep->dest_qpn != wc->src_qp) ||
             ((ep->dest_ep_id != UCT_SRQUD_EP_ID_NONE) &&
              (ep->dest_ep_id != neth->src_ep_id))) {
-            return NULL;
+            goto no_ep;
         }
         return uct_srqud_ep_rx_token_ok(iface, ep, neth) ? ep : NULL;
     }
@@ -112,7 +114,7 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
     memset(&key, 0, sizeof(key));
     if (uct_srqud_dev_src_gid(iface, wc, uct_srqud_rx_hdr(iface, desc),
                               key.gid) != UCS_OK) {
-        return NULL;
+        goto no_ep;
     }
     key.qpn   = wc->src_qp;
     key.ep_id = neth->src_ep_id;
@@ -130,10 +132,17 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
     /* Only a connection request opens a new passive endpoint; data that
      * overtook a lost CREQ is dropped and resent after it */
     if (!is_creq) {
-        return NULL;
+        goto no_ep;
     }
 
-    return uct_srqud_ep_rx_create_passive(iface, &key, wc->slid, neth->token);
+    ep = uct_srqud_ep_rx_create_passive(iface, &key, wc->slid, neth->token);
+    if (ep != NULL) {
+        return ep;
+    }
+
+no_ep:
+    ++iface->stats.rx_no_ep;
+    return NULL;
 }
 
 
@@ -420,7 +429,6 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
 
     ep = uct_srqud_ep_rx_find(iface, desc, wc, neth);
     if (ep == NULL) {
-        ++iface->stats.rx_dropped_malformed;
         uct_srqud_rx_desc_put(iface, desc);
         return;
     }

@@ -14,7 +14,8 @@
 
 typedef struct uct_srqud_iface_stats {
     unsigned long rx_packets;
-    unsigned long rx_dropped_malformed;
+    unsigned long rx_dropped_malformed; /* failed the header check, or too
+                                           short for their control opcode */
     unsigned long rx_errors;
     unsigned long tx_packets;
     unsigned long tx_errors;
@@ -52,6 +53,10 @@ typedef struct uct_srqud_iface_stats {
                                          token: dropped */
     unsigned long qp_resets;          /* QPs brought back from the error
                                          state after a failed send */
+    unsigned long rx_no_ep;           /* well-formed, but no endpoint here
+                                         takes them: unknown or gone ep,
+                                         another peer's, data ahead of
+                                         its lost CREQ; dropped */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
