@@ -137,6 +137,7 @@ typedef struct {
     uint64_t            now;
     uct_srqud_rtt_t     rtt;
     unsigned            resent;
+    int                 reorders;   /* a packet sent once came late */
 } sender_t;
 
 static int sender_resend(uct_srqud_tx_slot_t *slot, void *arg)
@@ -196,13 +197,17 @@ static void sender_ack(sender_t *tx, uct_srqud_psn_t ack_psn,
                        const uint64_t *map)
 {
     if (uct_srqud_tx_ack_is_new(tx->next, tx->acked, ack_psn)) {
+        unsigned flags;
         uct_srqud_sr_release(&tx->window, ack_psn, tx->now, &tx->rtt,
-                             sender_released, tx);
+                             sender_released, tx, &flags);
+        tx->reorders |= !!(flags & UCT_SRQUD_SR_REORDERED);
         tx->acked = ack_psn;
     }
     if (map != NULL) {
         uct_srqud_sr_sack(&tx->window, ack_psn, map);
-        uct_srqud_sr_resend_lost(&tx->window, sender_resend, tx);
+        uct_srqud_sr_resend_lost(&tx->window,
+                                 uct_srqud_reo_wnd(&tx->rtt, tx->reorders),
+                                 sender_resend, tx);
     }
 }
 

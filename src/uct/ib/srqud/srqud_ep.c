@@ -183,9 +183,13 @@ static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
                                        uct_srqud_psn_t ack_psn)
 {
     ucs_time_t now = ucs_get_time();
+    unsigned flags;
 
     uct_srqud_sr_release(&ep->tx.window, ack_psn, now, &ep->tx.rtt,
-                         uct_srqud_ep_slot_acked, NULL);
+                         uct_srqud_ep_slot_acked, NULL, &flags);
+    if (flags & UCT_SRQUD_SR_REORDERED) {
+        ep->flags |= UCT_SRQUD_EP_FLAG_REORDERS;
+    }
     ep->tx.acked         = ack_psn;
     ep->tx.progress_time = now;
     ep->tx.resend_time   = now;
@@ -267,8 +271,11 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
     ra.now = ucs_get_time();
     iface->stats.tx_fast_retransmits +=
-            uct_srqud_sr_resend_lost(&ep->tx.window, uct_srqud_ep_resend_slot,
-                                     &ra);
+            uct_srqud_sr_resend_lost(&ep->tx.window,
+                                     uct_srqud_reo_wnd(&ep->tx.rtt,
+                                                       ep->flags &
+                                                       UCT_SRQUD_EP_FLAG_REORDERS),
+                                     uct_srqud_ep_resend_slot, &ra);
     return 1;
 }
 

@@ -163,6 +163,7 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
     desc->slot.psn       = ep->tx.next;
     desc->slot.sacked    = 0;
     desc->slot.resends   = 0;
+    desc->slot.passed    = 0;
     desc->slot.send_time = ucs_get_time();
     ++ep->tx.next;
     ucs_queue_push(&ep->tx.window, &desc->slot.elem);

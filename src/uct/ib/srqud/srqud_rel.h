@@ -176,6 +176,16 @@ static inline uint64_t uct_srqud_rtt_rto(const uct_srqud_rtt_t *rtt,
 }
 
 
+/* RACK's reordering window (RFC 8985: min_rtt / 4 once reordering was
+ * seen, else 0): a quarter of the smoothed round trip on a path that
+ * @a reorders; 0 before the first sample */
+static inline uint64_t uct_srqud_reo_wnd(const uct_srqud_rtt_t *rtt,
+                                         int reorders)
+{
+    return reorders ? rtt->srtt / 4 : 0;
+}
+
+
 /* Exponential backoff of the retransmission timeout */
 static inline uint64_t uct_srqud_rto_backoff(uint64_t rto, uint64_t max)
 {

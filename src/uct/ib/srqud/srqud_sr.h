@@ -38,7 +38,16 @@ typedef struct uct_srqud_tx_slot {
     uct_srqud_psn_t  psn;
     uint8_t          sacked;     /* the receiver holds it */
     uint8_t          resends;    /* times sent again */
+    uint8_t          passed;     /* later ones arrived while it was missing */
 } uct_srqud_tx_slot_t;
+
+
+/* What an acknowledgement told the sender (uct_srqud_sr_release) */
+enum {
+    UCT_SRQUD_SR_SAMPLED   = UCS_BIT(0), /* a round-trip sample was taken */
+    UCT_SRQUD_SR_REORDERED = UCS_BIT(1)  /* a packet sent once arrived after
+                                            later ones: the path reorders */
+};
 
 
 /* Resend one slot: > 0 resent, < 0 skipped (cannot be resent now), 0 stop
@@ -61,22 +70,25 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
  * The cumulative part of an acknowledgement: take every slot up to
  * @a ack_psn out of the window, oldest first, and hand each to @a release.
  * The newest slot that was never resent gives a round-trip sample into
- * @a rtt (Karn: a resent packet's ack may answer either copy). Returns how
- * many slots were released.
+ * @a rtt (Karn: a resent packet's ack may answer either copy). *flags_p
+ * (if not NULL) gets UCT_SRQUD_SR_xx. Returns how many slots were released.
  */
 unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
                               uct_srqud_psn_t ack_psn, uint64_t now,
                               uct_srqud_rtt_t *rtt,
                               void (*release)(uct_srqud_tx_slot_t *slot,
                                               void *arg),
-                              void *arg);
+                              void *arg, unsigned *flags_p);
 
 
 /**
- * Fast retransmit: resend the slots the acknowledgements show lost. The
- * callback sets the slot's send_time. Returns how many were resent.
+ * Fast retransmit: resend the slots the acknowledgements show lost: at
+ * least UCT_SRQUD_SR_DUPTHRESH later ones arrived (fewer at the tail) and
+ * one of them was sent @a reo_wnd or more after it (RACK's reordering
+ * window, RFC 8985). The callback sets the slot's send_time. Returns how
+ * many were resent.
  */
-unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window,
+unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
                                   uct_srqud_sr_resend_cb_t cb, void *arg);
 
 

@@ -381,9 +381,11 @@ enum {
     UCT_SRQUD_EP_FLAG_IN_PENDING = UCS_BIT(10),/* one of its pending requests
                                                  is being dispatched */
     UCT_SRQUD_EP_FLAG_FENCED     = UCS_BIT(11),/* a fence waits for ops */
-    UCT_SRQUD_EP_FLAG_GAP        = UCS_BIT(12) /* passive: a packet arrived
+    UCT_SRQUD_EP_FLAG_GAP        = UCS_BIT(12),/* passive: a packet arrived
                                                   ahead of a gap since the
                                                   last ack (goes as NACK) */
+    UCT_SRQUD_EP_FLAG_REORDERS   = UCS_BIT(13) /* its path was seen to reorder:
+                                                 RACK's window applies */
 };
 
 
