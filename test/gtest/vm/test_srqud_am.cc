@@ -135,7 +135,12 @@ TEST_F(srqud_am, oversize_is_refused)
 
 TEST_F(srqud_am, pending_queue_and_flush_completion)
 {
-    /* Exhaust the send queue without progressing */
+    /* Exhaust the send queue without progressing; UCX's async thread,
+     * which acknowledges and completes for an interface not progressed for
+     * a tick, is held off until the pending request is in and flush has
+     * answered (else resources may free in between: pending_add then
+     * answers BUSY) */
+    async_hold hold(ctx.async);
     uint64_t seq = 0;
     ucs_status_t status;
     while ((status = send_short(seq + 1, 16)) == UCS_OK) {
@@ -167,6 +172,7 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     /* The endpoint has pending work: flush must ask the caller to wait */
     comp_t comp;
     EXPECT_EQ(UCS_ERR_NO_RESOURCE, uct_ep_flush(ep, 0, &comp.super));
+    hold.release();
 
     ASSERT_TRUE(progress_until(*sender, [&] { return req.done; }));
     ++seq;
