@@ -28,7 +28,8 @@
 # --quick (CI): clean, loss 1 %, reorder, corrupt, link down 2 s, link
 # down longer than UCX_SRQUD_TIMEOUT, peer killed mid-rendezvous; srqud
 # only, MPI in the loss 1 % scenario only. Without it every scenario, the
-# anchors, MPICH and 2 ranks per host, the UCG Allgather tests and LAMMPS.
+# anchors, MPICH and 2 ranks per host, the UCG Allgather tests and LAMMPS
+# (the scenario name "mpi" selects those MPI runs alone).
 # Prints "RESULT wire_<scenario> PASS|FAIL" per scenario and a table; logs
 # in DIR (default $SRQUD_BUILD/vm-logs/wire).
 #
@@ -292,13 +293,14 @@ action_only() {
 
 echo "== the wire: $($WIRE status | grep -E '^rxe' | tr '\n' ' ')"
 for s in $SCENARIOS; do
-    case " $ALL " in *" $s "*) ;; *) echo "unknown scenario $s (one of: $ALL)" >&2; exit 2 ;; esac
+    [ "$s" = mpi ] && continue   # the MPI runs below
+    case " $ALL " in *" $s "*) ;; *) echo "unknown scenario $s (one of: $ALL mpi)" >&2; exit 2 ;; esac
     scenario "$s"
 done
 
 # MPI beyond one rank per host: Open MPI and MPICH with 2 ranks per host,
 # the UCG Allgather tests, LAMMPS; lossless and at 1 % loss
-if [ $QUICK = 0 ] && [ $# = 0 ]; then
+if [ $QUICK = 0 ] && { [ $# = 0 ] || [[ " $* " == *" mpi "* ]]; }; then
     for loss in 0 1; do
         log=$OUT/mpi_loss$loss.log; : > "$log"
         qdisc "$([ $loss = 0 ] || echo "netem loss $loss%")"
@@ -321,6 +323,7 @@ fi
     for c in $TABLE_COLS; do printf ' %-13s' "$c"; done
     echo
     for s in $SCENARIOS; do
+        [ "$s" = mpi ] && continue
         printf '%-9s' "$s"
         for c in $TABLE_COLS; do printf ' %-13s' "${CELL[$s,$c]:--}"; done
         echo
