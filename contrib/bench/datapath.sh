@@ -94,11 +94,11 @@ awk -F, 'NR > 1 {
         printf "%-44s %12s %18s %9s\n", "raw verbs", "median", "min..max", "Mmsg/s"
         for (i = 1; i <= m; ++i) {
             k = key[i]; c = n[k]
-            for (a = 1; a <= c; ++a) v[a] = s[k, a]
-            for (a = 1; a <= c; ++a) for (b = a + 1; b <= c; ++b) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
-            med = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+            for (a = 1; a <= c; ++a) x[a] = s[k, a]
+            for (a = 1; a <= c; ++a) for (b = a + 1; b <= c; ++b) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+            med = (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
             unit = (r[k] == "ud_lat") ? "us" : "MB/s"
-            printf "%-44s %7.2f %-4s %8.2f..%-8.2f %9.3f\n", k, med, unit, v[1], v[c], msg[k] / c
+            printf "%-44s %7.2f %-4s %8.2f..%-8.2f %9.3f\n", k, med, unit, x[1], x[c], msg[k] / c
         }
     }' "$RAWCSV"
 echo
