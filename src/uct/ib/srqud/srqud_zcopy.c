@@ -253,16 +253,31 @@ void uct_srqud_zcopy_next_round(uct_srqud_iface_t *iface,
 
 /* Sink: completions of chunk receives */
 static unsigned uct_srqud_zcopy_sink_poll(uct_srqud_iface_t *iface,
-                                          uct_srqud_xfer_t *xfer)
+                                          uct_srqud_xfer_t *xfer,
+                                          ucs_status_t *status_p)
 {
     struct ibv_wc wcs[32];
     uint32_t imm, slot;
     size_t payload, len_imm, len_slot;
     int i, n, in_place;
 
+    *status_p = UCS_OK;
     n = uct_srqud_zengine_poll(xfer->pqp, wcs, ucs_static_array_size(wcs));
     for (i = 0; i < n; ++i) {
         slot = xfer->rx.ring[xfer->rx.head];
+        /* The chunk is judged by the receive the ring says comes next; the
+         * device says which it consumed (wr_id = its chunk). Should they
+         * ever differ, every chunk from here would be taken for another's
+         * and its bytes left in the wrong place with the transfer
+         * reported complete: fail it loudly instead. */
+        if (ucs_unlikely((xfer->rx.count == 0) || (wcs[i].wr_id != slot))) {
+            ucs_error("%s: zero-copy transfer %u: the receive of chunk %lu "
+                      "completed where chunk %u was expected (%u posted)",
+                      iface->md->name, xfer->id, (unsigned long)wcs[i].wr_id,
+                      slot, xfer->rx.count);
+            *status_p = UCS_ERR_IO_ERROR;
+            return i;
+        }
         if ((wcs[i].status != IBV_WC_SUCCESS) ||
             !(wcs[i].wc_flags & IBV_WC_WITH_IMM) ||
             (wcs[i].byte_len < UCT_SRQUD_GRH_LEN)) {
@@ -379,8 +394,13 @@ static unsigned uct_srqud_zcopy_sink_progress(uct_srqud_iface_t *iface,
                                               uct_srqud_xfer_t *xfer,
                                               ucs_time_t now)
 {
-    unsigned count = uct_srqud_zcopy_sink_poll(iface, xfer);
+    ucs_status_t status;
+    unsigned count = uct_srqud_zcopy_sink_poll(iface, xfer, &status);
 
+    if (ucs_unlikely(status != UCS_OK)) {
+        uct_srqud_zcopy_sink_fail(iface, xfer, status);
+        return count + 1;
+    }
     if (xfer->flags & UCT_SRQUD_XFER_FLAG_CTL_DUE) {
         return count; /* the round's request has not gone out yet */
     }
