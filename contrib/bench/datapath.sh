@@ -60,6 +60,17 @@ progress() {   # what, how far, how long
     echo "   [$((SECONDS - T0)) s] $*" >&2
 }
 
+# One awk function for both tables: the median of x[1..c], sorting x in
+# place; LO and HI get its smallest and largest value
+MEDIAN_AWK='
+    function median(x, c,    a, b, t) {
+        for (a = 1; a <= c; ++a)
+            for (b = a + 1; b <= c; ++b)
+                if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+        LO = x[1]; HI = x[c]
+        return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+    }'
+
 # ---- 1. the ceiling --------------------------------------------------------
 echo "== 1. the device's ceiling (raw verbs on rxe0, active MTU $MTU B)"
 echo "mode,size,iters,postlist,signal_every,seconds,MBps,Mmsgps,post_send_calls,post_recv_calls,send_completions,recv_completions,half_rtt_us" > "$RAWCSV"
@@ -84,7 +95,8 @@ for rep in $(seq 1 "$REPS"); do
     raw -t rc_write_bw -s 4194304 -n 20
     progress "ceiling: repetition $rep of $REPS"
 done
-awk -F, 'NR > 1 {
+awk -F, "$MEDIAN_AWK"'
+    NR > 1 {
         k = $1 " " $2 " B, postlist " $4 ", signal every " $5
         v = ($1 == "ud_lat") ? $13 : $7
         n[k]++; s[k, n[k]] = v; if (!(k in order)) { order[k] = ++m; key[m] = k }
@@ -94,11 +106,11 @@ awk -F, 'NR > 1 {
         printf "%-44s %12s %18s %9s\n", "raw verbs", "median", "min..max", "Mmsg/s"
         for (i = 1; i <= m; ++i) {
             k = key[i]; c = n[k]
+            split("", x)
             for (a = 1; a <= c; ++a) x[a] = s[k, a]
-            for (a = 1; a <= c; ++a) for (b = a + 1; b <= c; ++b) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
-            med = (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+            med  = median(x, c)
             unit = (r[k] == "ud_lat") ? "us" : "MB/s"
-            printf "%-44s %7.2f %-4s %8.2f..%-8.2f %9.3f\n", k, med, unit, x[1], x[c], msg[k] / c
+            printf "%-44s %7.2f %-4s %8.2f..%-8.2f %9.3f\n", k, med, unit, LO, HI, msg[k] / c
         }
     }' "$RAWCSV"
 echo
@@ -189,16 +201,15 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 # median, min..max, and the ratios the issue's goals are stated in
-awk -F, -v tls="$TLS" 'NR > 1 && $4 != "FAIL" {
+awk -F, -v tls="$TLS" "$MEDIAN_AWK"'
+    NR > 1 && $4 != "FAIL" {
         n[$1, $2]++; v[$1, $2, n[$1, $2]] = $4
         if (!($1 in seen)) { seen[$1] = 1; fig[++m] = $1 }
     }
-    function med(f, t,    c, a, b, x, tmp) {
+    function med(f, t,    c, a, x) {
         c = n[f, t]; if (c == 0) return -1
         for (a = 1; a <= c; ++a) x[a] = v[f, t, a]
-        for (a = 1; a <= c; ++a) for (b = a + 1; b <= c; ++b) if (x[b] < x[a]) { tmp = x[a]; x[a] = x[b]; x[b] = tmp }
-        lo = x[1]; hi = x[c]
-        return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+        return median(x, c)
     }
     END {
         nt = split(tls, t, " ")
@@ -212,7 +223,7 @@ awk -F, -v tls="$TLS" 'NR > 1 && $4 != "FAIL" {
             for (i = 1; i <= nt; ++i) {
                 x = med(f, t[i]); mm[i] = x
                 if (x < 0) printf " %26s", "FAIL"
-                else printf " %26s", sprintf("%.4g (%.4g..%.4g)", x, lo, hi)
+                else printf " %26s", sprintf("%.4g (%.4g..%.4g)", x, LO, HI)
             }
             if (mm[1] > 0 && mm[2] > 0 && mm[3] > 0) printf " %9.2f %9.2f\n", mm[1] / mm[2], mm[1] / mm[3]
             else printf "\n"

@@ -59,7 +59,6 @@ unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
 
     if (sample != 0) {
         uct_srqud_rtt_sample(rtt, sample);
-        flags |= UCT_SRQUD_SR_SAMPLED;
     }
     if (flags_p != NULL) {
         *flags_p = flags;

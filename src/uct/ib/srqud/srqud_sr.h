@@ -44,8 +44,7 @@ typedef struct uct_srqud_tx_slot {
 
 /* What an acknowledgement told the sender (uct_srqud_sr_release) */
 enum {
-    UCT_SRQUD_SR_SAMPLED   = UCS_BIT(0), /* a round-trip sample was taken */
-    UCT_SRQUD_SR_REORDERED = UCS_BIT(1)  /* a packet sent once arrived after
+    UCT_SRQUD_SR_REORDERED = UCS_BIT(0)  /* a packet sent once arrived after
                                             later ones: the path reorders */
 };
 

@@ -154,9 +154,9 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
     }
     if (uct_srqud_dev_ud_qp_set_qkey(iface, pqp->qp, qkey,
                                      "zero-copy pool") != UCS_OK) {
-        /* a QP that cannot take a key is no use: made anew next time */
-        uct_srqud_zengine_pool_destroy(pqp);
-        --z->pool_created;
+        /* a QP that cannot take a key is no use: destroyed (as one with
+         * receives still posted), made anew next time */
+        uct_srqud_zengine_pool_put(iface, pqp, 1);
         return NULL;
     }
     pqp->qkey = qkey;
