@@ -227,7 +227,7 @@ static ucs_status_t rma_issue(side_t *s, int is_get, int mode,
     ucp_request_param_t param = {0};
     ucs_status_t result       = UCS_OK;
     void **reqs               = calloc(n, sizeof(void*));
-    ucs_status_t status;
+    ucs_status_t status, req_status;
     void *req;
     size_t i;
 
@@ -250,12 +250,11 @@ static ucs_status_t rma_issue(side_t *s, int is_get, int mode,
             free(reqs);
             return UCS_PTR_STATUS(req);
         }
-        if (mode == FLUSH_NONE_EXPLICIT) {
-            reqs[i] = req;
-        } else if (req != NULL) {
-            /* implicit completion: the flush below is the only guarantee */
-            ucp_request_free(req);
-        }
+        /* kept in every mode: after a flush each op must also have
+         * succeeded (UCP completes a failed op's request with the error and
+         * still completes the flush; freeing the request at once would
+         * turn a failed get into wrong data with success) */
+        reqs[i] = req;
     }
 
     switch (mode) {
@@ -280,11 +279,27 @@ static ucs_status_t rma_issue(side_t *s, int is_get, int mode,
             if ((reqs[i] != NULL) && (wait_req(s, reqs[i]) != UCS_OK)) {
                 status = UCS_ERR_IO_ERROR;
             }
+            reqs[i] = NULL;
         }
         if (status == UCS_OK) {
             status = wait_req(s, ucp_worker_flush_nbx(s->worker, &null_param));
         }
         break;
+    }
+
+    /* after the flush: every op's own status (a flush does not fail for
+     * an op that did) */
+    for (i = 0; i < n; ++i) {
+        if (reqs[i] == NULL) {
+            continue;
+        }
+        req_status = wait_req(s, reqs[i]);
+        if ((req_status != UCS_OK) && (result == UCS_OK)) {
+            fprintf(stderr, "rma: %s %zu of %zu (%zu bytes at %zu) failed: "
+                    "%s\n", is_get ? "get" : "put", i, n, ops[i].length,
+                    ops[i].offset, ucs_status_string(req_status));
+            result = req_status;
+        }
     }
     free(reqs);
     return (status != UCS_OK) ? status : result;

@@ -102,6 +102,19 @@ protected:
 };
 
 
+/* Every zero-copy chunk lost (a path that filters the pool QPs' traffic),
+ * the control packets through; a short RTO_MAX so that a stall shows soon */
+class srqud_rma_no_chunks : public srqud_rma {
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_FAULT_CHUNK_DROP", "1");
+        set_env("UCX_SRQUD_RTO_MAX", "100ms");
+        set_env("UCX_LOG_LEVEL", "error");
+    }
+};
+
+
 /* A pool of one QP */
 class srqud_rma_pool : public srqud_rma {
 protected:
@@ -200,6 +213,24 @@ TEST_F(srqud_rma_loss, zcopy_under_loss_verified)
     /* selective: far fewer chunks than resending the 6 MB at every loss */
     unsigned long chunks = (6 << 20) / local->attr.cap.am.align_mtu;
     EXPECT_LT(sa.zcopy_chunks_sent + sb.zcopy_chunks_sent, 2 * chunks);
+}
+
+
+/* No chunk of a get ever lands though the peer answers: the get is not
+ * failed (nor reported complete with the bytes missing); what is missing
+ * comes over the copy path, once */
+TEST_F(srqud_rma_no_chunks, stalled_get_finishes_over_the_copy_path)
+{
+    unsigned long xfers;
+    ASSERT_NO_FATAL_FAILURE(zcopy(true, (1 << 20) + 333, &xfers, 21));
+    EXPECT_EQ(0u, xfers) << "no zero-copy transfer can have completed";
+
+    uct_srqud_iface_stats_t s = srqud_stats(local->handle);
+    EXPECT_EQ(1u, s.zcopy_stalled);
+    EXPECT_EQ(1u, s.zcopy_fallbacks);
+    EXPECT_GT(srqud_stats(peer->handle).fault_dropped, 0u);
+    /* the endpoint is fine afterwards */
+    EXPECT_EQ(UCS_OK, flush());
 }
 
 

@@ -187,6 +187,26 @@ uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
 }
 
 
+int uct_srqud_chunk_rx_missing(const uct_srqud_chunk_rx_t *rx,
+                               uint32_t *first_p, uint32_t *last_p)
+{
+    uint32_t first = rx->scan, last = rx->nchunks;
+
+    if (uct_srqud_chunk_rx_done(rx)) {
+        return 0;
+    }
+    while (uct_srqud_chunk_bit_test(rx->valid, first)) {
+        ++first;
+    }
+    while (uct_srqud_chunk_bit_test(rx->valid, last - 1)) {
+        --last;
+    }
+    *first_p = first;
+    *last_p  = last - 1;
+    return 1;
+}
+
+
 uint32_t uct_srqud_chunk_rx_order(const uct_srqud_chunk_rx_t *rx,
                                   uint32_t *chunks, uint32_t max)
 {

@@ -135,6 +135,80 @@ static inline int uct_srqud_chunk_rx_done(const uct_srqud_chunk_rx_t *rx)
 
 
 /**
+ * The chunks not in place yet lie within [*first_p, *last_p].
+ * @return 0 if none is missing.
+ */
+int uct_srqud_chunk_rx_missing(const uct_srqud_chunk_rx_t *rx,
+                               uint32_t *first_p, uint32_t *last_p);
+
+
+/* Fewest receives a round asks for, however lossy the path */
+#define UCT_SRQUD_CHUNK_WINDOW_MIN  16
+
+/* Receives added per round once the window has been cut (probing up to
+ * where the path overflowed, as TCP's congestion avoidance) */
+#define UCT_SRQUD_CHUNK_WINDOW_STEP 2
+
+
+/**
+ * How many receives a round of the sink asks for. UD has no flow control:
+ * a round is one burst from the source, and a burst longer than a queue on
+ * the path (a switch buffer, a shaper) loses its tail, and the source's
+ * ZFIN behind it; each lost chunk shifts every later one out of place, so
+ * an oversized round gains little and is sent again.
+ */
+typedef struct uct_srqud_chunk_wnd {
+    uint32_t window;  /* the next round asks for this many */
+    uint32_t thresh;  /* half the window of the last overflow */
+} uct_srqud_chunk_wnd_t;
+
+
+/* The whole receive queue, until the path shows it cannot take it */
+static inline void uct_srqud_chunk_wnd_init(uct_srqud_chunk_wnd_t *wnd,
+                                            uint32_t max)
+{
+    wnd->window = max;
+    wnd->thresh = max;
+}
+
+
+/**
+ * After a round that asked for @a asked chunks and got @a arrived. A round
+ * that lost more than an eighth, or whose ZFIN never came (@a fin_lost: it
+ * ended by the sink's timer with receives left), halves the window; random
+ * loss below that (resent selectively anyway) does not shrink it. A round
+ * that used the window and lost nothing much grows it: doubling back up to
+ * the threshold, then a few receives per round.
+ */
+static inline void uct_srqud_chunk_wnd_update(uct_srqud_chunk_wnd_t *wnd,
+                                              uint32_t asked, uint32_t arrived,
+                                              int fin_lost, uint32_t max)
+{
+    uint32_t min = (max < UCT_SRQUD_CHUNK_WINDOW_MIN) ?
+                   max : UCT_SRQUD_CHUNK_WINDOW_MIN;
+    uint32_t w;
+
+    if (asked == 0) {
+        return;
+    }
+    if ((arrived < asked) &&
+        (fin_lost || ((asked - arrived) * 8 > asked))) {
+        w           = wnd->window / 2;
+        wnd->window = (w < min) ? min : w;
+        wnd->thresh = wnd->window;
+        return;
+    }
+    if (asked < wnd->window) {
+        return; /* the transfer's tail: says nothing about a larger round */
+    }
+    w = (wnd->window < wnd->thresh) ?
+        ((2 * wnd->window < wnd->thresh) ? 2 * wnd->window : wnd->thresh) :
+        wnd->window + UCT_SRQUD_CHUNK_WINDOW_STEP;
+    wnd->window = (w > max) ? max : w;
+}
+
+
+/**
  * Encode a list of chunk numbers as ranges (start, count): at most
  * @a max_ranges. Returns the number of list entries encoded (a prefix).
  */

@@ -169,6 +169,12 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "while the link is down), so that its recovery runs.",
      ucs_offsetof(uct_srqud_iface_config_t, fault_qp_error), UCS_CONFIG_TYPE_DOUBLE},
 
+    {"FAULT_CHUNK_DROP", "0",
+     "Testing only: fraction of zero-copy chunks to drop on purpose, besides\n"
+     "FAULT_TX_DROP; 1 drops them all (a path that filters the pool QPs'\n"
+     "traffic), so that the copy path takes over.",
+     ucs_offsetof(uct_srqud_iface_config_t, fault_chunk_drop), UCS_CONFIG_TYPE_DOUBLE},
+
     {"SEG_SIZE", "auto",
      "Largest packet, network header included. \"auto\" is the port's active\n"
      "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
@@ -236,11 +242,13 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
     }
     if (!(config->fault_tx_drop >= 0) || (config->fault_tx_drop > 0.5) ||
         !(config->fault_tx_dup >= 0) || (config->fault_tx_dup > 0.5) ||
-        !(config->fault_qp_error >= 0) || (config->fault_qp_error > 0.5)) {
+        !(config->fault_qp_error >= 0) || (config->fault_qp_error > 0.5) ||
+        !(config->fault_chunk_drop >= 0) || (config->fault_chunk_drop > 1)) {
         ucs_error("%s: UCX_SRQUD_FAULT_TX_DROP (%g), UCX_SRQUD_FAULT_TX_DUP "
                   "(%g) and UCX_SRQUD_FAULT_QP_ERROR (%g) must be within "
-                  "[0..0.5]", md->name, config->fault_tx_drop,
-                  config->fault_tx_dup, config->fault_qp_error);
+                  "[0..0.5], UCX_SRQUD_FAULT_CHUNK_DROP (%g) within [0..1]",
+                  md->name, config->fault_tx_drop, config->fault_tx_dup,
+                  config->fault_qp_error, config->fault_chunk_drop);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->seg_size != UCS_MEMUNITS_AUTO) {
@@ -301,11 +309,14 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                                               4294967295.0);
     iface->config.fault_qp_error = (uint32_t)(config->fault_qp_error *
                                               4294967295.0);
+    iface->config.fault_chunk_drop = (uint32_t)(config->fault_chunk_drop *
+                                                4294967295.0);
     if (iface->config.fault_drop || iface->config.fault_dup ||
-        iface->config.fault_qp_error) {
+        iface->config.fault_qp_error || iface->config.fault_chunk_drop) {
         ucs_warn("%s: fault injection on: dropping %g, duplicating %g of "
-                 "sent packets, QP error before %g of sends", iface->md->name,
-                 config->fault_tx_drop, config->fault_tx_dup,
-                 config->fault_qp_error);
+                 "sent packets, QP error before %g of sends, dropping %g of "
+                 "zero-copy chunks", iface->md->name, config->fault_tx_drop,
+                 config->fault_tx_dup, config->fault_qp_error,
+                 config->fault_chunk_drop);
     }
 }

@@ -49,6 +49,7 @@ typedef struct uct_srqud_iface_config {
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */
     double                   fault_qp_error; /* test: QP to error state */
+    double                   fault_chunk_drop; /* test: zero-copy chunks */
 } uct_srqud_iface_config_t;
 
 

@@ -335,15 +335,21 @@ ucs_status_t uct_srqud_rma_get_bcopy(uct_ep_h tl_ep,
 /* A put_zcopy whose sink has no pool QP free (it answered ZCTS BUSY):
  * the copy path takes it over, with the user's completion */
 static void uct_srqud_rma_zcopy_fallback(uct_srqud_iface_t *iface,
-                                         uct_srqud_ep_t *ep, const void *buffer,
-                                         size_t length, uint64_t remote_addr,
-                                         uint32_t rkey, uct_completion_t *comp)
+                                         uct_srqud_ep_t *ep, int is_get,
+                                         void *buffer, size_t length,
+                                         uint64_t remote_addr, uint32_t rkey,
+                                         uct_completion_t *comp)
 {
+    ucs_status_t status;
+
     ++iface->stats.zcopy_fallbacks;
-    if ((uct_srqud_rma_put_copy(iface, ep, buffer, length, remote_addr, rkey,
-                                comp) != UCS_INPROGRESS) &&
-        (comp != NULL)) {
-        uct_invoke_completion(comp, UCS_ERR_NO_MEMORY);
+    status = is_get ?
+             uct_srqud_rma_get_copy(iface, ep, buffer, length, remote_addr,
+                                    rkey, NULL, NULL, comp) :
+             uct_srqud_rma_put_copy(iface, ep, buffer, length, remote_addr,
+                                    rkey, comp);
+    if ((status != UCS_INPROGRESS) && (comp != NULL)) {
+        uct_invoke_completion(comp, status);
     }
 }
 

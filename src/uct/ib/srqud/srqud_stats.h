@@ -57,6 +57,10 @@ typedef struct uct_srqud_iface_stats {
                                          takes them: unknown or gone ep,
                                          another peer's, data ahead of
                                          its lost CREQ; dropped */
+    unsigned long zcopy_stalled;      /* gets whose chunks stopped landing,
+                                         finished over the copy path */
+    unsigned long zcopy_superseded;   /* chunk sends of a get's round cut
+                                         short by the sink's next round */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

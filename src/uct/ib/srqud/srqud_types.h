@@ -290,6 +290,8 @@ struct uct_srqud_iface {
         uint32_t             fault_drop;   /* out of 2^32; 0: off */
         uint32_t             fault_dup;
         uint32_t             fault_qp_error;
+        uint32_t             fault_chunk_drop; /* chunks: out of 2^32 - 1,
+                                                  the maximum drops all */
     } config;
 
     uint64_t                 fault_rand;   /* xorshift state */

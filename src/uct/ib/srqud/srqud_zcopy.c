@@ -66,6 +66,7 @@ uct_srqud_zcopy_xfer_new(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     xfer->ep            = ep;
     xfer->status        = UCS_OK;
     xfer->chunk         = iface->zcopy.chunk;
+    uct_srqud_chunk_wnd_init(&xfer->wnd, iface->config.zcopy_rq_depth);
     xfer->last_activity = ucs_get_time();
     xfer->job.arg       = xfer;
     ucs_list_add_tail(&iface->zcopy.xfers, &xfer->list);
@@ -146,7 +147,7 @@ size_t uct_srqud_zcopy_encode_order(uct_srqud_iface_t *iface,
     uint32_t order[iface->config.zcopy_rq_depth];
     uint32_t n, nr, encoded, i;
 
-    n       = uct_srqud_chunk_rx_order(&xfer->rx, order, iface->config.zcopy_rq_depth);
+    n       = uct_srqud_chunk_rx_order(&xfer->rx, order, xfer->wnd.window);
     encoded = uct_srqud_chunk_encode(order, n, r, iface->zcopy.max_ranges, &nr);
     for (i = 0; i < nr; ++i) {
         ranges[i].start = r[i].start;
@@ -162,15 +163,19 @@ size_t uct_srqud_zcopy_encode_order(uct_srqud_iface_t *iface,
 }
 
 
-/* Post receives for the next round on the sink's QP */
+/* Post receives for the next round on the sink's QP, up to its window
+ * (receives left over from the last round count in it) */
 static ucs_status_t uct_srqud_zcopy_post_round(uct_srqud_iface_t *iface,
                                                uct_srqud_xfer_t *xfer)
 {
     uint32_t chunks[iface->config.zcopy_rq_depth];
     uint32_t n;
 
+    if (xfer->rx.count >= xfer->wnd.window) {
+        return UCS_OK;
+    }
     n = uct_srqud_chunk_rx_plan(&xfer->rx, chunks,
-                                iface->config.zcopy_rq_depth);
+                                xfer->wnd.window - xfer->rx.count);
     return uct_srqud_zengine_post_recvs(iface, xfer->pqp, xfer->local_addr,
                                         xfer->length, xfer->chunk, xfer->lkey,
                                         chunks, n);
@@ -224,6 +229,45 @@ void uct_srqud_zcopy_send_status(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/*
+ * A get that zero-copy cannot finish (its chunks stopped arriving though
+ * the peer answers, or its receives could not be posted): what is still
+ * missing comes over the copy path, which completes the user's request.
+ * The pool QP is destroyed first, with its receives, so that no late
+ * chunk lands on bytes the copy path has written. Never a failure the
+ * peer's liveness does not justify.
+ */
+static void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
+                                         uct_srqud_xfer_t *xfer,
+                                         const char *why)
+{
+    uct_srqud_ep_t *ep         = xfer->ep;
+    uct_completion_t *comp     = xfer->comp;
+    uct_srqud_zcopy_fallback_t fallback = xfer->fallback;
+    uint64_t addr = xfer->local_addr, remote = xfer->remote_addr;
+    uint32_t rkey = xfer->rkey, first, last;
+    uint64_t offset, end;
+
+    if (!uct_srqud_chunk_rx_missing(&xfer->rx, &first, &last)) {
+        first = last = 0; /* cannot happen: a done get has finished */
+    }
+    offset = (uint64_t)first * xfer->chunk;
+    end    = ucs_min(xfer->length, (uint64_t)(last + 1) * xfer->chunk);
+    ucs_diag("%s: zero-copy get %u: %s after %u rounds, %u of %u chunks "
+             "in place: bytes %lu..%lu go the copy path", iface->md->name,
+             xfer->id, why, xfer->round, xfer->rx.valid_count,
+             xfer->rx.nchunks, (unsigned long)offset, (unsigned long)end);
+    ++iface->stats.zcopy_stalled;
+
+    xfer->comp = NULL;
+    xfer->flags |= UCT_SRQUD_XFER_FLAG_DONE;
+    uct_srqud_zcopy_xfer_free(iface, xfer);
+    fallback(iface, ep, 1, (void*)(uintptr_t)(addr + offset), end - offset,
+             remote + offset, rkey, comp);
+    uct_srqud_ep_op_done(iface, ep);
+}
+
+
 /* Start a round of the sink: post, then ask */
 void uct_srqud_zcopy_next_round(uct_srqud_iface_t *iface,
                                 uct_srqud_xfer_t *xfer)
@@ -237,6 +281,10 @@ void uct_srqud_zcopy_next_round(uct_srqud_iface_t *iface,
     }
     status = uct_srqud_zcopy_post_round(iface, xfer);
     if (status != UCS_OK) {
+        if (xfer->type == UCT_SRQUD_XFER_GET_SINK) {
+            uct_srqud_zcopy_get_fallback(iface, xfer, "receives not posted");
+            return;
+        }
         xfer->status = status;
     }
 
@@ -415,6 +463,11 @@ static unsigned uct_srqud_zcopy_sink_progress(uct_srqud_iface_t *iface,
         return count + 1;
     }
     if (!uct_srqud_chunk_rx_done(&xfer->rx)) {
+        uct_srqud_chunk_wnd_update(&xfer->wnd, xfer->round_posted,
+                                   ucs_min(xfer->round_done,
+                                           xfer->round_posted),
+                                   !(xfer->flags & UCT_SRQUD_XFER_FLAG_FIN),
+                                   iface->config.zcopy_rq_depth);
         uct_srqud_zcopy_next_round(iface, xfer);
         return count + 1;
     }
@@ -540,6 +593,19 @@ ucs_status_t uct_srqud_zcopy_start(uct_srqud_iface_t *iface,
 }
 
 
+/* Nothing of ours to the peer is unacknowledged, or an acknowledgement
+ * came lately: a silent peer is left to the ep's timeout, which fails the
+ * ep and its transfers */
+static int uct_srqud_zcopy_peer_answers(uct_srqud_iface_t *iface,
+                                        const uct_srqud_ep_t *ep,
+                                        ucs_time_t now)
+{
+    return !(ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE) ||
+           (uct_srqud_time_since(now, ep->tx.progress_time) <
+            iface->config.rto_max);
+}
+
+
 /* Transfers' rounds, timeouts and answers. @a peers_only: on the async
  * thread, only the sinks of peers' puts, which never call the user, so
  * that a target that computes (an OpenSHMEM or MPI window target) lets
@@ -579,18 +645,20 @@ static unsigned uct_srqud_zcopy_xfers_progress(uct_srqud_iface_t *iface,
             if (xfer->rx.valid_count != xfer->rx_progress_count) {
                 xfer->rx_progress_count = xfer->rx.valid_count;
                 xfer->progress_time     = now;
+            } else if ((xfer->type == UCT_SRQUD_XFER_GET_SINK) &&
+                       (uct_srqud_time_since(now, xfer->progress_time) >=
+                        UCT_SRQUD_ZCOPY_STALL_RTOS * iface->config.rto_max) &&
+                       uct_srqud_zcopy_peer_answers(iface, xfer->ep, now)) {
+                /* rounds come and go and no chunk lands, though the peer
+                 * answers (a dead one fails the ep first, and its
+                 * transfers with it) */
+                uct_srqud_zcopy_get_fallback(iface, xfer, "no chunk landed");
+                break;
             } else if (uct_srqud_time_since(now, xfer->progress_time) >=
                        2 * iface->config.peer_timeout) {
-                /* rounds come and go and nothing arrives, though the peer
-                 * answers (a dead one fails the ep first, and its
-                 * transfers with it): a get fails, a put's sink gives up
-                 * its resources */
-                if (xfer->type == UCT_SRQUD_XFER_GET_SINK) {
-                    uct_srqud_zcopy_finish(iface, xfer,
-                                           UCS_ERR_ENDPOINT_TIMEOUT);
-                } else {
-                    uct_srqud_zcopy_xfer_free(iface, xfer);
-                }
+                /* a put's sink gives up its resources; the initiator's
+                 * next ZFIN learns it */
+                uct_srqud_zcopy_xfer_free(iface, xfer);
                 break;
             }
             count += uct_srqud_zcopy_sink_progress(iface, xfer, now);

@@ -42,10 +42,16 @@
 #include "srqud_zengine.h"
 
 
-/* The copy path that takes over a put whose sink has no pool QP free */
+/* A get whose chunks stopped landing for this many RTO_MAX goes the copy
+ * path (rounds end by RTO_MAX when their ZFIN is lost: a few of them) */
+#define UCT_SRQUD_ZCOPY_STALL_RTOS 4
+
+
+/* The copy path that takes over a transfer: a put whose sink has no pool
+ * QP free, a get whose chunks stopped arriving */
 typedef void (*uct_srqud_zcopy_fallback_t)(uct_srqud_iface_t *iface,
-                                           uct_srqud_ep_t *ep,
-                                           const void *buffer, size_t length,
+                                           uct_srqud_ep_t *ep, int is_get,
+                                           void *buffer, size_t length,
                                            uint64_t remote_addr, uint32_t rkey,
                                            uct_completion_t *comp);
 
@@ -90,13 +96,14 @@ struct uct_srqud_xfer {
     uint32_t                 round_posted;   /* receives the round asked for */
     uint32_t                 round_done;     /* of them completed */
     uint32_t                 round_sent;     /* ZFIN: the source sent */
+    uct_srqud_chunk_wnd_t    wnd;            /* receives a round asks for */
     /* source */
     uint32_t                 remote_qpn;     /* the sink's pool QP */
     uct_srqud_zsend_job_t    job;
     ucs_time_t               last_activity;
     ucs_time_t               progress_time;  /* sink: last chunk in place */
     uint32_t                 rx_progress_count; /* valid chunks then */
-    uct_srqud_zcopy_fallback_t fallback;    /* put source: the copy path */
+    uct_srqud_zcopy_fallback_t fallback;    /* initiator: the copy path */
 };
 
 

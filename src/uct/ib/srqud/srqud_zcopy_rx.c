@@ -80,6 +80,37 @@ static void uct_srqud_zcopy_rx_get_drained(uct_srqud_iface_t *iface,
 }
 
 
+/*
+ * The sink asks for a new round of a get while chunks of its last one may
+ * still wait in our send queue (it ended that round by its timer, which
+ * may run out while its request is still being resent). Those would land
+ * in the new round's receives, all out of place, and the round after
+ * would start behind again: they are not sent.
+ */
+static void uct_srqud_zcopy_rx_supersede(uct_srqud_iface_t *iface,
+                                         uct_srqud_ep_t *ep,
+                                         const uct_srqud_zhdr_t *hdr)
+{
+    uct_srqud_xfer_t *old, *tmp;
+
+    /* earlier rounds cut short still draining are in the list too */
+    ucs_list_for_each_safe(old, tmp, &iface->zcopy.xfers, list) {
+        if ((old->type != UCT_SRQUD_XFER_GET_SOURCE) || (old->ep != ep) ||
+            (old->id != hdr->xfer_id)) {
+            continue;
+        }
+        iface->stats.zcopy_superseded += old->job.count - old->job.pos;
+        old->job.count = old->job.pos;
+        uct_srqud_zengine_job_dequeue(iface, &old->job);
+        if (old->job.in_flight == 0) {
+            uct_srqud_zcopy_xfer_free(iface, old);
+        }
+        /* else its last sends' completion frees it (with a ZFIN of its
+         * round, which the sink ignores) */
+    }
+}
+
+
 void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              const void *payload, size_t length)
 {
@@ -102,6 +133,7 @@ void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         goto err;
     }
 
+    uct_srqud_zcopy_rx_supersede(iface, ep, hdr);
     xfer = uct_srqud_zcopy_xfer_new(iface, ep, UCT_SRQUD_XFER_GET_SOURCE,
                                     hdr->xfer_id);
     if (xfer == NULL) {
@@ -322,7 +354,7 @@ static void uct_srqud_zcopy_rx_zcts_busy(uct_srqud_iface_t *iface,
     uct_completion_t *comp = xfer->comp;
 
     xfer->comp = NULL;
-    xfer->fallback(iface, ep, (void*)(uintptr_t)xfer->local_addr,
+    xfer->fallback(iface, ep, 0, (void*)(uintptr_t)xfer->local_addr,
                    xfer->length, xfer->remote_addr, xfer->rkey, comp);
     uct_srqud_ep_op_done(iface, ep);
     uct_srqud_zcopy_xfer_free(iface, xfer);

@@ -244,6 +244,17 @@ void uct_srqud_zengine_job_dequeue(uct_srqud_iface_t *iface,
 }
 
 
+/* Fault injection (tests): is this chunk lost? */
+static int uct_srqud_zengine_fault_drop(uct_srqud_iface_t *iface)
+{
+    uint32_t r = uct_srqud_iface_fault_rand(iface);
+
+    return (iface->config.fault_chunk_drop == UINT32_MAX) ||
+           (r < iface->config.fault_drop) ||
+           (r < iface->config.fault_chunk_drop);
+}
+
+
 unsigned uct_srqud_zengine_send(uct_srqud_iface_t *iface)
 {
     uct_srqud_zcopy_t *z = &iface->zcopy;
@@ -266,9 +277,9 @@ unsigned uct_srqud_zengine_send(uct_srqud_iface_t *iface)
             /* fault injection (tests): lost on the wire; sent to a QP
              * number that does not exist, so the send still completes */
             qpn = job->dest_qpn;
-            if (ucs_unlikely(iface->config.fault_drop != 0) &&
-                (uct_srqud_iface_fault_rand(iface) <
-                 iface->config.fault_drop)) {
+            if (ucs_unlikely(iface->config.fault_drop |
+                             iface->config.fault_chunk_drop) &&
+                uct_srqud_zengine_fault_drop(iface)) {
                 qpn = 0xffffff;
                 ++iface->stats.fault_dropped;
             }
