@@ -385,7 +385,7 @@ err_dev:
 static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
 {
     const uct_srqud_iface_stats_t *s = &iface->stats;
-    char line[1024];
+    char line[2048];
 
     snprintf(line, sizeof(line),
              "rx %lu tx %lu malformed %lu retransmits %lu timeouts %lu "
@@ -397,7 +397,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "zcopy_fallbacks %lu rma_copy_ops %lu fault_dropped %lu "
              "fault_duplicated %lu zcopy_stale %lu fast_retransmits %lu "
              "held %lu reorder_dropped %lu bad_token %lu qp_resets %lu "
-             "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu",
+             "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu zcopy_posts %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -409,7 +409,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->fault_duplicated, s->zcopy_stale, s->tx_fast_retransmits,
              s->rx_held, s->rx_reorder_dropped, s->rx_bad_token,
              s->qp_resets, s->rx_no_ep, s->zcopy_stalled,
-             s->zcopy_superseded);
+             s->zcopy_superseded, s->zcopy_posts);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

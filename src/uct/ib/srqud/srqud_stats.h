@@ -61,6 +61,8 @@ typedef struct uct_srqud_iface_stats {
                                          finished over the copy path */
     unsigned long zcopy_superseded;   /* chunk sends of a get's round cut
                                          short by the sink's next round */
+    unsigned long zcopy_posts;        /* ibv_post_send calls for chunks
+                                         (lists of up to 32) */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

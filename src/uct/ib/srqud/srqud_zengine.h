@@ -3,9 +3,10 @@
  *
  * The send engine of zero-copy transfers (the protocol is srqud_zcopy.c):
  *  - the chunk send QP, on which jobs (lists of chunks of registered
- *    memory) are posted in order as IBV_WR_SEND_WITH_IMM, one signaled send
- *    in UCT_SRQUD_ZSEND_SIGNAL_EVERY, its completion freeing the slots of
- *    the unsignaled ones before it;
+ *    memory) are posted in order as IBV_WR_SEND_WITH_IMM, in lists of up
+ *    to 32 per ibv_post_send, one signaled send in
+ *    UCT_SRQUD_ZSEND_SIGNAL_EVERY, its completion freeing the slots of the
+ *    unsignaled ones before it;
  *  - the pool of receive QPs (each with its own receive queue and CQ, not
  *    the SRQ), one bound to each transfer this side receives, on which the
  *    destination buffer is posted chunk by chunk behind 40 bytes of GRH
