@@ -103,6 +103,11 @@ typedef struct uct_srqud_rma_hdr {
 } UCS_S_PACKED uct_srqud_rma_hdr_t;
 
 
+/* In an RMA op id: the op is a get (its initiator ignores a refusal that
+ * arrives after the op completed) */
+#define UCT_SRQUD_RMA_OP_GET 0x80000000u
+
+
 /* RMA_REPLY header (an RMA_GET's data follows) */
 typedef struct uct_srqud_rma_reply {
     uint32_t op_id;

@@ -116,9 +116,13 @@ uct_srqud_rma_op_new(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep, int is_get,
         return NULL;
     }
 
+    /* never 0 (put_short/bcopy); a get's has UCT_SRQUD_RMA_OP_GET set, so
+     * that a refusal that outlives its op is known for a get's */
+    if (++iface->rma.next_id & UCT_SRQUD_RMA_OP_GET) {
+        iface->rma.next_id = 1;
+    }
     op->ep          = ep;
-    op->id          = ++iface->rma.next_id ? iface->rma.next_id :
-                                             ++iface->rma.next_id;
+    op->id          = iface->rma.next_id | (is_get ? UCT_SRQUD_RMA_OP_GET : 0);
     op->is_get      = is_get;
     op->status      = UCS_OK;
     op->comp        = comp;
@@ -555,6 +559,10 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                   ucs_status_string((ucs_status_t)reply->status));
         if (op != NULL) {
             uct_srqud_rma_op_complete(iface, op, (ucs_status_t)reply->status);
+        } else if (reply->op_id & UCT_SRQUD_RMA_OP_GET) {
+            /* a fragment of a get that completed meanwhile, asked for again
+             * before its first answer came: the user may have released the
+             * memory since, nothing failed */
         } else if ((reply->op_id == 0) ||
                    (reply->op_id != ep->rma_refused_op)) {
             /* a put_short/bcopy, or a copy-path put already all sent: the
