@@ -234,6 +234,7 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     iface->rx.stash_count      = 0;
     iface->rx.target           = iface->config.srq_size;
     iface->rx.last_limit_event = 0;
+    iface->rx.held             = 0;
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
     ucs_list_head_init(&iface->rx.ack_list);
 

@@ -56,6 +56,8 @@ ucs_status_t uct_srqud_zengine_init(uct_srqud_iface_t *iface)
     z->markers      = NULL;
     z->pool         = NULL;
     z->marker_count = 0;
+    z->marker_head  = 0;
+    z->sq_available = 0; /* no send QP: nothing may be posted */
 
     if (iface->config.zcopy_qps == 0) {
         return UCS_OK; /* zero-copy disabled: the copy path only */
