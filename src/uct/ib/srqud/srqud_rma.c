@@ -336,8 +336,24 @@ ucs_status_t uct_srqud_rma_get_bcopy(uct_ep_h tl_ep,
 }
 
 
-/* A put_zcopy whose sink has no pool QP free (it answered ZCTS BUSY):
- * the copy path takes it over, with the user's completion */
+/* A get or put of registered memory in MTU fragments, copied */
+static ucs_status_t uct_srqud_rma_copy(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep, int is_get,
+                                       void *buffer, size_t length,
+                                       uint64_t remote_addr, uint32_t rkey,
+                                       uct_completion_t *comp)
+{
+    return is_get ?
+           uct_srqud_rma_get_copy(iface, ep, buffer, length, remote_addr,
+                                  rkey, NULL, NULL, comp) :
+           uct_srqud_rma_put_copy(iface, ep, buffer, length, remote_addr,
+                                  rkey, comp);
+}
+
+
+/* A transfer zero-copy gave up after it started (a put whose sink has no
+ * pool QP free, a get whose chunks stopped landing): the copy path takes
+ * it over, with the user's completion */
 static void uct_srqud_rma_zcopy_fallback(uct_srqud_iface_t *iface,
                                          uct_srqud_ep_t *ep, int is_get,
                                          void *buffer, size_t length,
@@ -347,11 +363,8 @@ static void uct_srqud_rma_zcopy_fallback(uct_srqud_iface_t *iface,
     ucs_status_t status;
 
     ++iface->stats.zcopy_fallbacks;
-    status = is_get ?
-             uct_srqud_rma_get_copy(iface, ep, buffer, length, remote_addr,
-                                    rkey, NULL, NULL, comp) :
-             uct_srqud_rma_put_copy(iface, ep, buffer, length, remote_addr,
-                                    rkey, comp);
+    status = uct_srqud_rma_copy(iface, ep, is_get, buffer, length,
+                                remote_addr, rkey, comp);
     if ((status != UCS_INPROGRESS) && (comp != NULL)) {
         uct_invoke_completion(comp, status);
     }
@@ -417,11 +430,8 @@ uct_srqud_rma_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
         ++iface->stats.zcopy_fallbacks;
     }
 
-    status = is_get ?
-             uct_srqud_rma_get_copy(iface, ep, iov[0].buffer, length,
-                                    remote_addr, rkey, NULL, NULL, comp) :
-             uct_srqud_rma_put_copy(iface, ep, iov[0].buffer, length,
-                                    remote_addr, rkey, comp);
+    status = uct_srqud_rma_copy(iface, ep, is_get, iov[0].buffer, length,
+                                remote_addr, rkey, comp);
 out:
     uct_srqud_leave(iface);
     return status;

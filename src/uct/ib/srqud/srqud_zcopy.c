@@ -260,7 +260,6 @@ static void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
     ++iface->stats.zcopy_stalled;
 
     xfer->comp = NULL;
-    xfer->flags |= UCT_SRQUD_XFER_FLAG_DONE;
     uct_srqud_zcopy_xfer_free(iface, xfer);
     fallback(iface, ep, 1, (void*)(uintptr_t)(addr + offset), end - offset,
              remote + offset, rkey, comp);
@@ -654,10 +653,13 @@ static unsigned uct_srqud_zcopy_xfers_progress(uct_srqud_iface_t *iface,
                  * transfers with it) */
                 uct_srqud_zcopy_get_fallback(iface, xfer, "no chunk landed");
                 break;
-            } else if (uct_srqud_time_since(now, xfer->progress_time) >=
-                       2 * iface->config.peer_timeout) {
+            } else if ((xfer->type == UCT_SRQUD_XFER_PUT_SINK) &&
+                       (uct_srqud_time_since(now, xfer->progress_time) >=
+                        2 * iface->config.peer_timeout)) {
                 /* a put's sink gives up its resources; the initiator's
-                 * next ZFIN learns it */
+                 * next ZFIN learns it (a get's sink never gets here
+                 * without its completion: a silent peer fails the ep
+                 * first, and its transfers with it) */
                 uct_srqud_zcopy_xfer_free(iface, xfer);
                 break;
             }

@@ -93,8 +93,6 @@ ucs_status_t uct_srqud_zengine_init(uct_srqud_iface_t *iface)
         goto err;
     }
     z->sq_available = iface->config.zcopy_sq_depth;
-    z->marker_head  = 0;
-    z->marker_count = 0;
     return UCS_OK;
 
 err:
