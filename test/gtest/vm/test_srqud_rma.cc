@@ -115,6 +115,16 @@ protected:
 };
 
 
+/* A fifth of the packets lost, answers and acknowledgements included */
+class srqud_rma_heavy_loss : public srqud_rma {
+protected:
+    void setup_env() override
+    {
+        drop_packets("0.2");
+    }
+};
+
+
 /* A pool of one QP */
 class srqud_rma_pool : public srqud_rma {
 protected:
@@ -245,7 +255,6 @@ TEST_F(srqud_rma, hostile_requests_are_refused)
     region mine(ctx, 4 * length, UCT_MD_MEM_ACCESS_ALL);
     memset(mine.data(), 0x77, 4 * length);
     uct_iov_t iov = {mine.data(), length, mine.memh, 0, 1};
-    uint64_t before_refused;
 
     struct req { const char *what; uint64_t addr; uct_rkey_t rkey; size_t len;
                  bool is_get; };
@@ -279,8 +288,6 @@ TEST_F(srqud_rma, hostile_requests_are_refused)
     }
     EXPECT_TRUE(target.guards_intact());
     EXPECT_TRUE(readonly.guards_intact());
-    before_refused = 0;
-    (void)before_refused;
 
     /* the endpoint and its QPs still work */
     fill_pattern(target.data(), length, 99);
@@ -291,6 +298,59 @@ TEST_F(srqud_rma, hostile_requests_are_refused)
     ASSERT_TRUE(wait(ok));
     EXPECT_EQ(UCS_OK, ok.super.status);
     EXPECT_EQ(checksum(target.data(), length), checksum(mine.data(), length));
+}
+
+
+/* A refused put's error reaches its initiator however packets are lost:
+ * the refusal may be lost, or come behind the acknowledgement that would
+ * complete the put. The put's completion (copy path) or the next flush
+ * (put_short) reports it every time, and only once: the flush after it,
+ * and the good puts between, succeed. */
+TEST_F(srqud_rma_heavy_loss, refused_puts_are_reported_under_loss)
+{
+    const size_t length = 4096;
+    region target(ctx, length, UCT_MD_MEM_ACCESS_ALL);
+    region mine(ctx, length, UCT_MD_MEM_ACCESS_ALL);
+    const uct_rkey_t bad_rkey = target.rkey.rkey ^ 0x5a5a00;
+    fill_pattern(mine.data(), length, 11);
+    memset(target.data(), 0, length);
+
+    for (unsigned i = 0; i < 40; ++i) {
+        uint64_t word = 0x5eed0000u + i;
+        ASSERT_EQ(UCS_OK, post([&] {
+            return uct_ep_put_short(ep, &word, sizeof(word), target.addr(),
+                                    bad_rkey);
+        })) << "round " << i;
+        EXPECT_NE(UCS_OK, flush()) << "round " << i
+                                   << ": a refused put_short, flush OK";
+
+        ASSERT_EQ(UCS_OK, post([&] {
+            return uct_ep_put_short(ep, &word, sizeof(word),
+                                    target.addr() + 8 * (i % 64),
+                                    target.rkey.rkey);
+        })) << "round " << i;
+        EXPECT_EQ(UCS_OK, flush()) << "round " << i
+                                   << ": a good put_short after a refused one";
+        EXPECT_EQ(word, *reinterpret_cast<uint64_t*>(target.data() +
+                                                     8 * (i % 64)));
+
+        /* copy path (below the zero-copy threshold), past the end */
+        uct_iov_t iov = {mine.data(), 1000, mine.memh, 0, 1};
+        comp_t c;
+        ASSERT_EQ(UCS_INPROGRESS, post([&] {
+            return rma_zcopy(ep, false, &iov, target.addr() + length - 10,
+                             target.rkey.rkey, &c.super);
+        })) << "round " << i;
+        ASSERT_TRUE(wait(c)) << "round " << i << ": never completed";
+        EXPECT_NE(UCS_OK, c.super.status) << "round " << i
+                                          << ": a refused copy-path put, OK";
+        EXPECT_EQ(UCS_OK, flush()) << "round " << i
+                                   << ": the flush after a reported refusal";
+        if (HasFailure()) {
+            break;
+        }
+    }
+    EXPECT_TRUE(target.guards_intact());
 }
 
 

@@ -75,12 +75,17 @@ enum {
      * answer does not come. */
     UCT_SRQUD_CTL_RMA_PUT   = 6,  /* rel: write these bytes at (addr, rkey) */
     UCT_SRQUD_CTL_RMA_GET   = 7,  /* rel: send me bytes at (addr, rkey) */
-    UCT_SRQUD_CTL_RMA_REPLY = 8,  /* unrel: the bytes, or an error */
+    UCT_SRQUD_CTL_RMA_REPLY = 8,  /* unrel: a get's bytes, or its refusal */
     UCT_SRQUD_CTL_ZGET      = 9,  /* rel: send these chunks to my pool QP */
     UCT_SRQUD_CTL_ZPUT      = 10, /* rel: post your memory for my chunks */
     UCT_SRQUD_CTL_ZCTS      = 11, /* unrel: posted; send these chunks there */
     UCT_SRQUD_CTL_ZFIN      = 12, /* get: unrel, put: rel: chunks sent */
     UCT_SRQUD_CTL_ZACK      = 13, /* unrel: a put's data is all in place */
+    /* A refused RMA_PUT (srqud_rma_refusal.c). Its acknowledgement goes
+     * only with the refusal, until the initiator says it has the refusal:
+     * a put is never acknowledged without its error. */
+    UCT_SRQUD_CTL_RMA_REFUSE = 14, /* unrel: this put was refused */
+    UCT_SRQUD_CTL_RMA_SEEN   = 15, /* unrel, to the passive ep: refusal in */
     UCT_SRQUD_CTL_LAST
 };
 
@@ -112,9 +117,26 @@ typedef struct uct_srqud_rma_hdr {
 typedef struct uct_srqud_rma_reply {
     uint32_t op_id;
     uint32_t frag;
-    int8_t   status;      /* ucs_status_t; an RMA_PUT is answered only when
-                             it was refused */
+    int8_t   status;      /* ucs_status_t: UCS_OK with the data, or why the
+                             get was refused */
 } UCS_S_PACKED uct_srqud_rma_reply_t;
+
+
+/* RMA_REFUSE: a put the passive side refused. Sent again with every
+ * acknowledgement until RMA_SEEN names its id; the ack it carries reaches
+ * at most the packet before the ep's next refused put. */
+typedef struct uct_srqud_rma_refusal {
+    uint32_t op_id;       /* the put's op id (0: put_short / put_bcopy) */
+    uint32_t id;          /* the refusal's number at the refusing iface,
+                             never 0; repeats carry the same */
+    int8_t   status;      /* ucs_status_t */
+} UCS_S_PACKED uct_srqud_rma_refusal_t;
+
+
+/* RMA_SEEN: the initiator has refusal @a id; sent for every RMA_REFUSE */
+typedef struct uct_srqud_rma_seen {
+    uint32_t id;
+} UCS_S_PACKED uct_srqud_rma_seen_t;
 
 
 /* A list of chunk ranges (start, count), in the order of the sink's

@@ -802,6 +802,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->fail_status  = UCS_OK;
     self->rma_status   = UCS_OK;
     self->rma_refused_op = 0;
+    self->rma_refusal_id = 0;
     self->ops          = 0;
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
@@ -811,6 +812,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->tx.progress_time = 0;
     self->tx.resend_time   = 0;
     self->rx.expected  = 0;
+    self->rx.ack_limit = 0;
     self->rx.unacked   = 0;
     self->rx.reorder   = NULL;
     self->rx.ack_time  = 0;

@@ -264,6 +264,7 @@ static int uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
                   iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
         uct_srqud_ep_rx_reorder_release(iface, ep);
+        iface->proto->ep_reset(iface, ep);
         ep->conn_sn     = conn_sn;
         ep->token       = uct_srqud_rx_neth(iface, desc)->token;
         ep->rx.expected = 0;
@@ -318,7 +319,8 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
          * handled now, even on the async thread: it writes or reads
          * registered memory and answers, it calls no user callback */
         route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
-        if (route != NULL) {
+        if ((route != NULL) &&
+            !(route->flags & UCT_SRQUD_CTL_ROUTE_UNSEQUENCED)) {
             route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
                            payload_len);
         }
@@ -341,6 +343,27 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/* A request outside the sequence (no psn) for a passive ep: only the
+ * routes made for it take one */
+static void uct_srqud_ep_rx_unsequenced(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep,
+                                        uct_srqud_recv_desc_t *desc,
+                                        const uct_srqud_neth_t *neth,
+                                        size_t payload_len)
+{
+    const uct_srqud_ctl_route_t *route;
+
+    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
+        return;
+    }
+    route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
+    if ((route != NULL) && (route->flags & UCT_SRQUD_CTL_ROUTE_UNSEQUENCED)) {
+        route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
+                       payload_len);
+    }
+}
+
+
 /* A packet for a passive ep (the receiving side of a peer's active ep):
  * in-order delivery, selective repeat and acknowledgement, safe on the
  * async timer */
@@ -358,6 +381,7 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
     }
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
+        uct_srqud_ep_rx_unsequenced(iface, ep, desc, neth, payload_len);
         goto out_put;
     }
 

@@ -36,12 +36,27 @@ static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
 }
 
 
+/* What a passive ep acknowledges: all it accepted, or less while a
+ * refused put's acknowledgement waits for its refusal to arrive */
+static uct_srqud_psn_t uct_srqud_ep_tx_ack_psn(const uct_srqud_ep_t *ep)
+{
+    uct_srqud_psn_t accepted = ep->rx.expected - 1;
+
+    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
+        uct_srqud_psn_lt(ep->rx.ack_limit, accepted)) {
+        return ep->rx.ack_limit;
+    }
+    return accepted;
+}
+
+
 /* Fill the header and post an unreliable control packet from an ep, with
  * an optional payload in two parts (header, data) */
 static ucs_status_t
 uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                         uint8_t ctl, int flags, const void *hdr,
-                         size_t hdr_len, const void *data, size_t data_len)
+                         uint8_t ctl, int flags, uct_srqud_psn_t ack_psn,
+                         const void *hdr, size_t hdr_len, const void *data,
+                         size_t data_len)
 {
     size_t length = sizeof(uct_srqud_neth_t) + hdr_len + data_len;
     uint8_t packet[UCT_SRQUD_CTL_INLINE_MAX] UCS_V_ALIGNED(8);
@@ -78,7 +93,7 @@ uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     neth->dest_ep_id = ep->dest_ep_id;
     neth->src_ep_id  = ep->ep_id;
     neth->psn        = 0;
-    neth->ack_psn    = (uct_srqud_psn_t)(ep->rx.expected - 1);
+    neth->ack_psn    = ack_psn;
     neth->token      = ep->token;
     memcpy(neth + 1, hdr, hdr_len);
     memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
@@ -99,21 +114,37 @@ uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl, int flags)
 {
-    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, flags, NULL, 0, NULL, 0);
+    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, flags,
+                                    uct_srqud_ep_tx_ack_psn(ep), NULL, 0,
+                                    NULL, 0);
 }
 
 
 ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl)
 {
+    ucs_status_t status;
+
     UCS_STATIC_ASSERT(sizeof(uct_srqud_sack_t) ==
                       UCT_SRQUD_SR_WORDS * sizeof(uint64_t));
+
+    /* a refused put's ack travels only with its refusal; a CREP still
+     * goes, acknowledging less */
+    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
+        ((status = iface->proto->ack_held(iface, ep)) != UCS_OK)) {
+        return status;
+    }
+    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
+        (ctl != UCT_SRQUD_CTL_CREP)) {
+        return UCS_OK;
+    }
 
     /* with packets held ahead of a gap, say which: the sender resends
      * only the others */
     if (ep->rx.reorder != NULL) {
         return uct_srqud_ep_tx_ctl_data(iface, ep, ctl,
                                         UCT_SRQUD_PACKET_FLAG_ACK,
+                                        uct_srqud_ep_tx_ack_psn(ep),
                                         ep->rx.reorder->map,
                                         sizeof(uct_srqud_sack_t), NULL, 0);
     }
@@ -128,7 +159,28 @@ ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
 {
     /* acknowledges what this (passive) ep received, on the way */
     return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
-                                    hdr, hdr_len, data, data_len);
+                                    uct_srqud_ep_tx_ack_psn(ep), hdr, hdr_len,
+                                    data, data_len);
+}
+
+
+ucs_status_t uct_srqud_ep_tx_answer_acking(uct_srqud_iface_t *iface,
+                                           uct_srqud_ep_t *ep, uint8_t ctl,
+                                           uct_srqud_psn_t ack_psn,
+                                           const void *hdr, size_t hdr_len)
+{
+    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
+                                    ack_psn, hdr, hdr_len, NULL, 0);
+}
+
+
+ucs_status_t uct_srqud_ep_tx_notice(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uint8_t ctl,
+                                    const void *hdr, size_t hdr_len)
+{
+    /* from an active ep: it receives nothing in sequence to acknowledge */
+    return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, 0, 0, hdr, hdr_len, NULL,
+                                    0);
 }
 
 

@@ -46,6 +46,19 @@ ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
                                     const void *hdr, size_t hdr_len,
                                     const void *data, size_t data_len);
 
+/* An answer that acknowledges up to @a ack_psn: a refused put's refusal,
+ * past the ep's held ack limit */
+ucs_status_t uct_srqud_ep_tx_answer_acking(uct_srqud_iface_t *iface,
+                                           uct_srqud_ep_t *ep, uint8_t ctl,
+                                           uct_srqud_psn_t ack_psn,
+                                           const void *hdr, size_t hdr_len);
+
+/* An unreliable control packet from an active ep to its peer's passive ep,
+ * outside the sequence (RMA_SEEN) */
+ucs_status_t uct_srqud_ep_tx_notice(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uint8_t ctl,
+                                    const void *hdr, size_t hdr_len);
+
 
 
 /* A new operation must not overtake requests the user queued on the ep's

@@ -243,6 +243,9 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_list_head_init(&self->rma.ops);
     self->rma.next_id  = 0;
+    ucs_list_head_init(&self->rma.refusals);
+    self->rma.num_refusals    = 0;
+    self->rma.next_refusal_id = 0;
     self->fault_rand   = ucs_get_time() | 1;
     /* random start: a process that reuses a dead one's QP number and ep
      * ids must not look like that process to its peers */
@@ -397,7 +400,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "zcopy_fallbacks %lu rma_copy_ops %lu fault_dropped %lu "
              "fault_duplicated %lu zcopy_stale %lu fast_retransmits %lu "
              "held %lu reorder_dropped %lu bad_token %lu qp_resets %lu "
-             "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu zcopy_posts %lu",
+             "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu zcopy_posts %lu "
+             "rma_refused %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -409,7 +413,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->fault_duplicated, s->zcopy_stale, s->tx_fast_retransmits,
              s->rx_held, s->rx_reorder_dropped, s->rx_bad_token,
              s->qp_resets, s->rx_no_ep, s->zcopy_stalled,
-             s->zcopy_superseded, s->zcopy_posts);
+             s->zcopy_superseded, s->zcopy_posts, s->rma_refused);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

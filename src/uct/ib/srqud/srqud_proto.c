@@ -45,6 +45,14 @@ static void uct_srqud_proto_ep_cleanup(uct_srqud_iface_t *iface,
 }
 
 
+static void uct_srqud_proto_ep_reset(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep)
+{
+    /* the refusals of the old incarnation's puts: their psns are gone */
+    uct_srqud_rma_refusal_release(iface, ep);
+}
+
+
 #define UCT_SRQUD_ROUTE(_ctl, _min, _flags, _request, _answer) \
     [UCT_SRQUD_CTL_##_ctl] = {#_ctl, _min, _flags, _request, _answer}
 
@@ -69,9 +77,17 @@ const uct_srqud_proto_t uct_srqud_proto = {
         UCT_SRQUD_ROUTE(ZFIN, sizeof(uct_srqud_zhdr_t), 0,
                         uct_srqud_zcopy_rx_zfin_put, uct_srqud_zcopy_rx_zfin_get),
         UCT_SRQUD_ROUTE(ZACK, sizeof(uct_srqud_zhdr_t), 0,
-                        NULL, uct_srqud_zcopy_rx_zack)
+                        NULL, uct_srqud_zcopy_rx_zack),
+        UCT_SRQUD_ROUTE(RMA_REFUSE, sizeof(uct_srqud_rma_refusal_t),
+                        UCT_SRQUD_CTL_ROUTE_BEFORE_ACK,
+                        NULL, uct_srqud_rma_rx_refuse),
+        UCT_SRQUD_ROUTE(RMA_SEEN, sizeof(uct_srqud_rma_seen_t),
+                        UCT_SRQUD_CTL_ROUTE_UNSEQUENCED,
+                        uct_srqud_rma_rx_seen, NULL)
     },
     .progress   = uct_srqud_proto_progress,
     .idle       = uct_srqud_proto_idle,
-    .ep_cleanup = uct_srqud_proto_ep_cleanup
+    .ep_cleanup = uct_srqud_proto_ep_cleanup,
+    .ack_held   = uct_srqud_rma_refusal_ack_held,
+    .ep_reset   = uct_srqud_proto_ep_reset
 };

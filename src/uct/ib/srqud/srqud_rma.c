@@ -472,16 +472,17 @@ ucs_status_t uct_srqud_rma_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
  * The peer's side
  */
 
-static void uct_srqud_rma_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                 const uct_srqud_rma_hdr_t *hdr,
-                                 ucs_status_t status)
+static void uct_srqud_rma_refuse_get(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep,
+                                     const uct_srqud_rma_hdr_t *hdr,
+                                     ucs_status_t status)
 {
     uct_srqud_rma_reply_t reply;
 
     reply.op_id  = hdr->op_id;
     reply.frag   = hdr->frag;
     reply.status = status;
-    /* best effort: a get asks again, a put's error is then not reported */
+    /* best effort: the initiator asks again, and is refused again */
     uct_srqud_ep_tx_answer(iface, ep, UCT_SRQUD_CTL_RMA_REPLY, &reply,
                            sizeof(reply), NULL, 0);
 }
@@ -494,7 +495,7 @@ void uct_srqud_rma_rx_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_status_t status;
 
     if (hdr->length != length - sizeof(*hdr)) {
-        uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
+        uct_srqud_rma_refusal_add(iface, ep, hdr->op_id, UCS_ERR_INVALID_PARAM);
         return;
     }
 
@@ -504,7 +505,7 @@ void uct_srqud_rma_rx_put(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                       (void*)(hdr + 1), hdr->length,
                                       UCT_MD_MEM_ACCESS_REMOTE_PUT);
     if (status != UCS_OK) {
-        uct_srqud_rma_refuse(iface, ep, hdr, status);
+        uct_srqud_rma_refusal_add(iface, ep, hdr->op_id, status);
     }
 }
 
@@ -518,7 +519,7 @@ void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_status_t status;
 
     if (hdr->length > uct_srqud_rma_get_frag(iface)) {
-        uct_srqud_rma_refuse(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
+        uct_srqud_rma_refuse_get(iface, ep, hdr, UCS_ERR_INVALID_PARAM);
         return;
     }
 
@@ -526,7 +527,7 @@ void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                       data, hdr->length,
                                       UCT_MD_MEM_ACCESS_REMOTE_GET);
     if (status != UCS_OK) {
-        uct_srqud_rma_refuse(iface, ep, hdr, status);
+        uct_srqud_rma_refuse_get(iface, ep, hdr, status);
         return;
     }
 
@@ -564,21 +565,14 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     op       = uct_srqud_rma_op_find(iface, ep, reply->op_id);
     data_len = length - sizeof(*reply);
     if (reply->status != UCS_OK) {
-        ucs_debug("%s: peer refused RMA op %u fragment %u: %s",
+        ucs_debug("%s: peer refused get op %u fragment %u: %s",
                   iface->md->name, reply->op_id, reply->frag,
                   ucs_status_string((ucs_status_t)reply->status));
-        if (op != NULL) {
+        /* none: a fragment of a get that completed meanwhile, asked for
+         * again before its first answer came; the user may have released
+         * the memory since, nothing failed */
+        if ((op != NULL) && op->is_get) {
             uct_srqud_rma_op_complete(iface, op, (ucs_status_t)reply->status);
-        } else if (reply->op_id & UCT_SRQUD_RMA_OP_GET) {
-            /* a fragment of a get that completed meanwhile, asked for again
-             * before its first answer came: the user may have released the
-             * memory since, nothing failed */
-        } else if ((reply->op_id == 0) ||
-                   (reply->op_id != ep->rma_refused_op)) {
-            /* a put_short/bcopy, or a copy-path put already all sent: the
-             * ep's next flush reports it (once per operation) */
-            ep->rma_status      = (ucs_status_t)reply->status;
-            ep->rma_refused_op  = reply->op_id;
         }
         return;
     }
@@ -603,10 +597,36 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uint32_t op_id, ucs_status_t status)
+{
+    uct_srqud_rma_op_t *op = NULL;
+
+    if (op_id != 0) {
+        op = uct_srqud_rma_op_find(iface, ep, op_id);
+    }
+
+    if ((op != NULL) && !op->is_get) {
+        /* still sending: it ends now, with the error */
+        uct_srqud_rma_op_complete(iface, op, status);
+    } else if ((op_id != 0) && (op_id == ep->rma_refused_op)) {
+        /* another fragment of an operation already failed */
+        return;
+    } else {
+        /* a put_short/bcopy, or a copy-path put all sent: its completion
+         * waits in the ep's flushes, behind this refusal's ack */
+        ep->rma_status = status;
+    }
+    ep->rma_refused_op = op_id;
+}
+
+
 void uct_srqud_rma_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                               ucs_status_t status)
 {
     uct_srqud_rma_op_t *op, *tmp;
+
+    uct_srqud_rma_refusal_release(iface, ep);
 
     ucs_list_for_each_safe(op, tmp, &iface->rma.ops, list) {
         if (op->ep == ep) {

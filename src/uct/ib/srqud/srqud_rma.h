@@ -5,8 +5,9 @@
  *  - put_short / put_bcopy are one reliable RMA_PUT packet; the peer checks
  *    (address, rkey) against its md's registry and copies the bytes in when
  *    it accepts the packet, so a flush (acknowledgement) means the data is
- *    in place. A refused put is answered, and the next flush of the ep
- *    completes with the error.
+ *    in place. A refused put is answered, and its acknowledgement travels
+ *    only with that answer (srqud_rma_refusal.c): the next flush of the ep
+ *    completes with the error, always.
  *  - get_bcopy is a reliable RMA_GET; the peer answers the bytes
  *    (RMA_REPLY, unreliable; asked again after a timeout).
  *  - get_zcopy / put_zcopy: this file decides. From UCX_SRQUD_ZCOPY_THRESH
@@ -78,6 +79,29 @@ void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
 void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                             const void *payload, size_t length);
+
+/* Refused puts (srqud_rma_refusal.c). The passive side: a put it refused
+ * (holds the ep's acks until the initiator has the refusal); the ack an ep
+ * with held acks owes; the initiator's RMA_SEEN; the ep's refusals dropped
+ * (new incarnation, ep gone). */
+void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uint32_t op_id, ucs_status_t status);
+
+ucs_status_t uct_srqud_rma_refusal_ack_held(uct_srqud_iface_t *iface,
+                                            uct_srqud_ep_t *ep);
+
+void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           const void *payload, size_t length);
+
+void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
+                                   uct_srqud_ep_t *ep);
+
+/* The initiator: a peer's RMA_REFUSE, and what it does to the put */
+void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length);
+
+void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uint32_t op_id, ucs_status_t status);
 
 /* Copy-path operations: send what waits for resources, ask again */
 unsigned uct_srqud_rma_progress(uct_srqud_iface_t *iface, ucs_time_t now);

@@ -63,6 +63,7 @@ typedef struct uct_srqud_iface_stats {
                                          short by the sink's next round */
     unsigned long zcopy_posts;        /* ibv_post_send calls for chunks
                                          (lists of up to 32) */
+    unsigned long rma_refused;        /* peers' put packets refused here */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

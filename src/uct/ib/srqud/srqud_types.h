@@ -318,6 +318,10 @@ struct uct_srqud_iface {
     struct {
         ucs_list_link_t      ops;         /* uct_srqud_rma_op_t */
         uint32_t             next_id;
+        ucs_list_link_t      refusals;    /* uct_srqud_rma_refusal_rec_t,
+                                             oldest first */
+        unsigned             num_refusals;
+        uint32_t             next_refusal_id;
     } rma;
 
     uct_srqud_iface_stats_t  stats;
@@ -339,7 +343,10 @@ typedef void (*uct_srqud_ctl_handler_t)(uct_srqud_iface_t *iface,
 enum {
     /* runs before the packet's acknowledgement is processed (an error for
      * an operation the acknowledgement would complete) */
-    UCT_SRQUD_CTL_ROUTE_BEFORE_ACK = UCS_BIT(0)
+    UCT_SRQUD_CTL_ROUTE_BEFORE_ACK = UCS_BIT(0),
+    /* a request without a psn (RMA_SEEN): handled when it arrives, out of
+     * the ep's sequence */
+    UCT_SRQUD_CTL_ROUTE_UNSEQUENCED = UCS_BIT(1)
 };
 
 
@@ -365,6 +372,14 @@ typedef struct uct_srqud_proto {
     void                     (*ep_cleanup)(uct_srqud_iface_t *iface,
                                            uct_srqud_ep_t *ep,
                                            ucs_status_t status);
+    /* a passive ep with UCT_SRQUD_EP_FLAG_ACK_HELD owes an ack: what goes
+     * instead (the refusal the held ack must travel with) */
+    ucs_status_t             (*ack_held)(uct_srqud_iface_t *iface,
+                                         uct_srqud_ep_t *ep);
+    /* a passive ep's peer starts a new incarnation: this side's state of
+     * the old one goes */
+    void                     (*ep_reset)(uct_srqud_iface_t *iface,
+                                         uct_srqud_ep_t *ep);
 } uct_srqud_proto_t;
 
 
@@ -386,8 +401,11 @@ enum {
     UCT_SRQUD_EP_FLAG_GAP        = UCS_BIT(12),/* passive: a packet arrived
                                                   ahead of a gap since the
                                                   last ack (goes as NACK) */
-    UCT_SRQUD_EP_FLAG_REORDERS   = UCS_BIT(13) /* its path was seen to reorder:
+    UCT_SRQUD_EP_FLAG_REORDERS   = UCS_BIT(13),/* its path was seen to reorder:
                                                  RACK's window applies */
+    UCT_SRQUD_EP_FLAG_ACK_HELD   = UCS_BIT(14) /* passive: acks reach at most
+                                                 rx.ack_limit, but with a
+                                                 refused put's answer */
 };
 
 
@@ -421,6 +439,8 @@ typedef struct uct_srqud_ep {
                                               progress (flush waits) */
     uint32_t                 flushes_wait_ops; /* flushes with wait_ops */
     uint32_t                 rma_refused_op; /* the last one reported */
+    uint32_t                 rma_refusal_id; /* the last RMA_REFUSE taken
+                                                (repeats are ignored) */
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
         uct_srqud_psn_t      acked;        /* last acknowledged psn */
@@ -434,6 +454,7 @@ typedef struct uct_srqud_ep {
     } tx;
     struct {
         uct_srqud_psn_t      expected;     /* next psn to deliver */
+        uct_srqud_psn_t      ack_limit;    /* with FLAG_ACK_HELD */
         unsigned             unacked;      /* delivered since the last ack */
         uct_srqud_reorder_t  *reorder;     /* packets held ahead of a gap */
         ucs_time_t           ack_time;     /* when the owed ack was queued */

@@ -1,0 +1,235 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * A refused put must reach its initiator as an error: the put's completion
+ * (copy path) or the ep's next flush (put_short / put_bcopy) reports it.
+ * Both complete on the acknowledgement of the put's packet, and the refusal
+ * is an unreliable answer: lost, or overtaken by a later plain ack, it used
+ * to leave a put that wrote nothing reported as done.
+ *
+ * So the passive ep that refuses a put holds its acknowledgement back:
+ * every ack it owes goes as the refusal (RMA_REFUSE, which the initiator
+ * handles before the ack it carries), and any other packet acknowledges at
+ * most the packet before. The initiator answers each RMA_REFUSE with
+ * RMA_SEEN; the first RMA_SEEN ends the hold. A lost RMA_REFUSE or RMA_SEEN
+ * costs a retransmission timeout: the initiator resends what is not
+ * acknowledged, and the duplicates make the passive ep send the refusal
+ * again. Refusals are errors, rare by nature; this costs nothing else.
+ *
+ * Several refused puts of one ep are kept in arrival order; the refusal of
+ * the oldest acknowledges up to the packet before the next one, so no put
+ * is acknowledged ahead of its own refusal. Refusals of one operation (its
+ * fragments) merge: the initiator fails an operation once.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_rma.h"
+#include "srqud_ep.h"
+#include "srqud_ep_tx.h"
+#include "srqud_rel.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+
+
+/* More than this at one iface (a peer that keeps writing where it may not,
+ * from many operations at once): further ones merge into their ep's last */
+#define UCT_SRQUD_RMA_REFUSALS_MAX 256
+
+
+typedef struct uct_srqud_rma_refusal_rec {
+    ucs_list_link_t          list;    /* iface->rma.refusals */
+    uct_srqud_ep_t           *ep;     /* the passive ep that refused */
+    uint32_t                 id;
+    uint32_t                 op_id;
+    uct_srqud_psn_t          psn;     /* of the refused packet */
+    ucs_status_t             status;
+} uct_srqud_rma_refusal_rec_t;
+
+
+/* The oldest refusal of @a ep after @a from (NULL: from the start) */
+static uct_srqud_rma_refusal_rec_t*
+uct_srqud_rma_refusal_next(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uct_srqud_rma_refusal_rec_t *from)
+{
+    ucs_list_link_t *link = (from == NULL) ? iface->rma.refusals.next :
+                                             from->list.next;
+    uct_srqud_rma_refusal_rec_t *rec;
+
+    for (; link != &iface->rma.refusals; link = link->next) {
+        rec = ucs_container_of(link, uct_srqud_rma_refusal_rec_t, list);
+        if (rec->ep == ep) {
+            return rec;
+        }
+    }
+    return NULL;
+}
+
+
+/* Send the ep's oldest refusal, with the ack of everything up to its next
+ * refused put */
+static ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
+                                               uct_srqud_ep_t *ep)
+{
+    uct_srqud_rma_refusal_rec_t *rec, *next;
+    uct_srqud_rma_refusal_t refusal;
+    uct_srqud_psn_t ack_psn;
+
+    rec = uct_srqud_rma_refusal_next(iface, ep, NULL);
+    ucs_assert(rec != NULL);
+    next    = uct_srqud_rma_refusal_next(iface, ep, rec);
+    ack_psn = (next != NULL) ? (uct_srqud_psn_t)(next->psn - 1) :
+                               (uct_srqud_psn_t)(ep->rx.expected - 1);
+
+    refusal.op_id  = rec->op_id;
+    refusal.id     = rec->id;
+    refusal.status = rec->status;
+    return uct_srqud_ep_tx_answer_acking(iface, ep, UCT_SRQUD_CTL_RMA_REFUSE,
+                                         ack_psn, &refusal, sizeof(refusal));
+}
+
+
+/* Hold the ep's acks below its oldest refusal, or release them */
+static void uct_srqud_rma_refusal_hold(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep)
+{
+    uct_srqud_rma_refusal_rec_t *rec = uct_srqud_rma_refusal_next(iface, ep,
+                                                                  NULL);
+
+    if (rec != NULL) {
+        ep->flags        |= UCT_SRQUD_EP_FLAG_ACK_HELD;
+        ep->rx.ack_limit  = rec->psn - 1;
+    } else {
+        ep->flags &= ~UCT_SRQUD_EP_FLAG_ACK_HELD;
+    }
+}
+
+
+static void uct_srqud_rma_refusal_free(uct_srqud_iface_t *iface,
+                                       uct_srqud_rma_refusal_rec_t *rec)
+{
+    ucs_list_del(&rec->list);
+    --iface->rma.num_refusals;
+    ucs_free(rec);
+}
+
+
+void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uint32_t op_id, ucs_status_t status)
+{
+    /* the packet being accepted: rx.expected already counts it */
+    uct_srqud_psn_t psn = ep->rx.expected - 1;
+    uct_srqud_rma_refusal_rec_t *rec, *last = NULL;
+
+    ++iface->stats.rma_refused;
+    while ((rec = uct_srqud_rma_refusal_next(iface, ep, last)) != NULL) {
+        if (rec->op_id == op_id) {
+            return; /* one operation fails once; put_shorts fail a flush */
+        }
+        last = rec;
+    }
+
+    if (iface->rma.num_refusals >= UCT_SRQUD_RMA_REFUSALS_MAX) {
+        if (last != NULL) {
+            /* its ack stays held behind @a last, which the initiator
+             * learns of; this operation's own error is what is lost */
+            ucs_diag("%s: more than %u refused puts waiting: a refusal of "
+                     "op %u merged into op %u's", iface->md->name,
+                     UCT_SRQUD_RMA_REFUSALS_MAX, op_id, last->op_id);
+            return;
+        }
+        ucs_diag("%s: more than %u refused puts waiting: one more",
+                 iface->md->name, UCT_SRQUD_RMA_REFUSALS_MAX);
+    }
+
+    rec = ucs_malloc(sizeof(*rec), "srqud_refusal");
+    if (rec == NULL) {
+        /* best effort, as an answer without the hold */
+        ucs_error("%s: no memory to hold a refused put", iface->md->name);
+        return;
+    }
+    rec->ep     = ep;
+    rec->op_id  = op_id;
+    rec->psn    = psn;
+    rec->status = status;
+    if (++iface->rma.next_refusal_id == 0) {
+        iface->rma.next_refusal_id = 1; /* 0: "none" at the initiator */
+    }
+    rec->id = iface->rma.next_refusal_id;
+    ucs_list_add_tail(&iface->rma.refusals, &rec->list);
+    ++iface->rma.num_refusals;
+
+    if (last != NULL) {
+        return; /* it goes when those before it are seen */
+    }
+
+    /* the first one: acks stop before it, and it goes now, or with the
+     * next ack the ep sends */
+    uct_srqud_rma_refusal_hold(iface, ep);
+    if (uct_srqud_rma_refusal_send(iface, ep) != UCS_OK) {
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
+    }
+}
+
+
+ucs_status_t uct_srqud_rma_refusal_ack_held(uct_srqud_iface_t *iface,
+                                            uct_srqud_ep_t *ep)
+{
+    return uct_srqud_rma_refusal_send(iface, ep);
+}
+
+
+void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           const void *payload, size_t length)
+{
+    const uct_srqud_rma_seen_t *seen = payload;
+    uct_srqud_rma_refusal_rec_t *rec;
+
+    rec = uct_srqud_rma_refusal_next(iface, ep, NULL);
+    if ((rec == NULL) || (rec->id != seen->id)) {
+        return; /* a repeat, for a refusal already released */
+    }
+
+    uct_srqud_rma_refusal_free(iface, rec);
+    uct_srqud_rma_refusal_hold(iface, ep);
+    /* the next refusal, or the ack held back until now */
+    uct_srqud_ep_schedule_ack(iface, ep, 1);
+}
+
+
+void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
+                                   uct_srqud_ep_t *ep)
+{
+    uct_srqud_rma_refusal_rec_t *rec;
+
+    while ((rec = uct_srqud_rma_refusal_next(iface, ep, NULL)) != NULL) {
+        uct_srqud_rma_refusal_free(iface, rec);
+    }
+    ep->flags &= ~UCT_SRQUD_EP_FLAG_ACK_HELD;
+}
+
+
+/* The initiator: an RMA_REFUSE, handled before the ack it carries */
+void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length)
+{
+    const uct_srqud_rma_refusal_t *refusal = payload;
+    uct_srqud_rma_seen_t seen;
+
+    /* every time: a lost RMA_SEEN leaves the peer sending the refusal */
+    seen.id = refusal->id;
+    uct_srqud_ep_tx_notice(iface, ep, UCT_SRQUD_CTL_RMA_SEEN, &seen,
+                           sizeof(seen));
+    if ((refusal->id == 0) || (refusal->id == ep->rma_refusal_id)) {
+        return;
+    }
+    ep->rma_refusal_id = refusal->id;
+
+    ucs_debug("%s: peer refused put op %u: %s", iface->md->name,
+              refusal->op_id, ucs_status_string((ucs_status_t)refusal->status));
+    uct_srqud_rma_put_refused(iface, ep, refusal->op_id,
+                              (ucs_status_t)refusal->status);
+}
