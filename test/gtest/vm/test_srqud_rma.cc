@@ -334,6 +334,30 @@ TEST_F(srqud_rma_heavy_loss, refused_puts_are_reported_under_loss)
         EXPECT_EQ(word, *reinterpret_cast<uint64_t*>(target.data() +
                                                      8 * (i % 64)));
 
+        /* three flushes in flight: each reports the puts sent between the
+         * one before and itself, no more */
+        comp_t f[3];
+        for (unsigned k = 0; k < 3; ++k) {
+            ucs_status_t st = post([&] {
+                return uct_ep_put_short(ep, &word, sizeof(word),
+                                        target.addr() + 8 * k,
+                                        (k == 1) ? target.rkey.rkey :
+                                                   bad_rkey);
+            });
+            ASSERT_EQ(UCS_OK, st) << "round " << i << " put " << k;
+            st = post([&] { return uct_ep_flush(ep, 0, &f[k].super); });
+            ASSERT_EQ(UCS_INPROGRESS, st) << "round " << i << " flush " << k;
+        }
+        for (unsigned k = 0; k < 3; ++k) {
+            ASSERT_TRUE(wait(f[k])) << "round " << i << " flush " << k;
+        }
+        EXPECT_NE(UCS_OK, f[0].super.status) << "round " << i
+                                             << ": refused put, flush 0 OK";
+        EXPECT_EQ(UCS_OK, f[1].super.status) << "round " << i
+                                             << ": good put, flush 1 failed";
+        EXPECT_NE(UCS_OK, f[2].super.status) << "round " << i
+                                             << ": refused put, flush 2 OK";
+
         /* copy path (below the zero-copy threshold), past the end */
         uct_iov_t iov = {mine.data(), 1000, mine.memh, 0, 1};
         comp_t c;

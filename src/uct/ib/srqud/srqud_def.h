@@ -128,7 +128,10 @@ typedef struct uct_srqud_rma_reply {
 typedef struct uct_srqud_rma_refusal {
     uint32_t op_id;       /* the put's op id (0: put_short / put_bcopy) */
     uint32_t id;          /* the refusal's number at the refusing iface,
-                             never 0; repeats carry the same */
+                             rising; repeats carry the same. 0: sent
+                             without the hold (no memory for it) */
+    uint16_t first_psn;   /* the refused packets: one for a put_short, */
+    uint16_t last_psn;    /* any of an operation's fragments in between */
     int8_t   status;      /* ucs_status_t */
 } UCS_S_PACKED uct_srqud_rma_refusal_t;
 

@@ -57,6 +57,25 @@ static void uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc,
 
 
 
+/* An operation without a completion failed: the user learns it from the
+ * next flush of theirs */
+static void uct_srqud_ep_flush_pass_error(uct_srqud_ep_t *ep,
+                                          ucs_status_t status)
+{
+    uct_srqud_ep_flush_t *flush;
+
+    ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
+        if (flush->kind == UCT_SRQUD_FLUSH_USER) {
+            if (flush->status == UCS_OK) {
+                flush->status = status;
+            }
+            return;
+        }
+    }
+    ep->rma_status = status;
+}
+
+
 static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
                                           ucs_status_t status)
 {
@@ -72,14 +91,59 @@ static void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep,
         }
         ucs_queue_pull_non_empty(&ep->tx.flushes);
         ep->flushes_wait_ops -= flush->wait_ops;
-        comp_status = status;
-        if ((comp_status == UCS_OK) && (ep->rma_status != UCS_OK)) {
-            /* a put the peer refused: reported once */
-            comp_status    = ep->rma_status;
-            ep->rma_status = UCS_OK;
+        /* an ep failure, or a put of its own the peer refused */
+        comp_status = (status != UCS_OK) ? status : flush->status;
+        if (flush->comp != NULL) {
+            uct_invoke_completion(flush->comp, comp_status);
+        } else if ((status == UCS_OK) && (comp_status != UCS_OK)) {
+            uct_srqud_ep_flush_pass_error(ep, comp_status);
         }
-        uct_invoke_completion(flush->comp, comp_status);
         ucs_free(flush);
+    }
+}
+
+
+void uct_srqud_ep_put_refused(uct_srqud_ep_t *ep, uint32_t op_id,
+                              uct_srqud_psn_t first, uct_srqud_psn_t last,
+                              ucs_status_t status)
+{
+    uct_srqud_ep_flush_t *flush;
+    uct_srqud_psn_t prev = 0;
+    int have_prev        = 0;
+    int reported         = 0;
+
+    ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
+        if (op_id != 0) {
+            /* a copy-path put all sent: its completion; none there: that
+             * operation failed already, by another fragment */
+            if ((flush->kind == UCT_SRQUD_FLUSH_OP) &&
+                (flush->op_id == op_id)) {
+                if (flush->status == UCS_OK) {
+                    flush->status = status;
+                }
+                return;
+            }
+            continue;
+        }
+        if (flush->kind != UCT_SRQUD_FLUSH_USER) {
+            continue;
+        }
+        /* a flush reports the puts sent between the one before it and
+         * itself: every psn in (prev, psn] */
+        if (!uct_srqud_psn_lt(flush->psn, first) &&
+            (!have_prev || uct_srqud_psn_lt(prev, last))) {
+            if (flush->status == UCS_OK) {
+                flush->status = status;
+            }
+            reported = 1;
+        }
+        prev      = flush->psn;
+        have_prev = 1;
+    }
+
+    if ((op_id == 0) && !reported) {
+        /* sent after the last flush: the next one reports it */
+        ep->rma_status = status;
     }
 }
 
@@ -464,7 +528,8 @@ void uct_srqud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
                                            uct_srqud_ep_t *ep,
                                            uct_completion_t *comp,
-                                           int wait_ops)
+                                           int wait_ops, uint8_t kind,
+                                           uint32_t op_id)
 {
     uct_srqud_ep_flush_t *flush;
 
@@ -475,6 +540,14 @@ static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
 
     flush->psn      = (uct_srqud_psn_t)(ep->tx.next - 1);
     flush->comp     = comp;
+    flush->kind     = kind;
+    flush->op_id    = op_id;
+    flush->status   = UCS_OK;
+    if (kind == UCT_SRQUD_FLUSH_USER) {
+        /* refused puts sent after the previous flush, already known */
+        flush->status  = ep->rma_status;
+        ep->rma_status = UCS_OK;
+    }
     flush->wait_ops = wait_ops && (ep->ops > 0);
     ep->flushes_wait_ops += flush->wait_ops;
     ucs_queue_push(&ep->tx.flushes, &flush->queue);
@@ -486,20 +559,21 @@ static ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
 
 
 ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
-                                        uct_srqud_ep_t *ep,
+                                        uct_srqud_ep_t *ep, uint32_t op_id,
                                         uct_completion_t *comp)
 {
-    if (comp == NULL) {
-        /* the caller asked for no completion (UCT allows a NULL comp for
-         * zcopy operations); a refusal is still reported by the next flush */
-        return UCS_OK;
-    }
     if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
-        uct_invoke_completion(comp, ep->rma_status);
-        ep->rma_status = UCS_OK;
+        /* all acknowledged, so a refusal of it came first and ended the
+         * operation: it was not refused */
+        if (comp != NULL) {
+            uct_invoke_completion(comp, UCS_OK);
+        }
         return UCS_OK;
     }
-    return uct_srqud_ep_add_flush(iface, ep, comp, 0);
+    /* without a completion too (UCT allows a NULL comp for zcopy
+     * operations): a refusal then goes to the user's next flush */
+    return uct_srqud_ep_add_flush(iface, ep, comp, 0, UCT_SRQUD_FLUSH_OP,
+                                  op_id);
 }
 
 
@@ -543,7 +617,8 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     if (comp != NULL) {
-        status = uct_srqud_ep_add_flush(iface, ep, comp, 1);
+        status = uct_srqud_ep_add_flush(iface, ep, comp, 1,
+                                        UCT_SRQUD_FLUSH_USER, 0);
         if (status != UCS_OK) {
             return status;
         }
@@ -602,7 +677,8 @@ ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
             if (ucs_queue_is_empty(&ep->tx.window) && (ep->ops == 0)) {
                 continue;
             }
-            status = uct_srqud_ep_add_flush(iface, ep, comp, 1);
+            status = uct_srqud_ep_add_flush(iface, ep, comp, 1,
+                                            UCT_SRQUD_FLUSH_USER, 0);
             if (status != UCS_OK) {
                 return status;
             }
@@ -634,7 +710,8 @@ static ucs_status_t uct_srqud_ep_check_pending(uct_srqud_iface_t *iface,
         return UCS_OK;
     }
 
-    status = uct_srqud_ep_add_flush(iface, ep, comp, 0);
+    status = uct_srqud_ep_add_flush(iface, ep, comp, 0, UCT_SRQUD_FLUSH_CHECK,
+                                    0);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
 
@@ -801,7 +878,6 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->flags        = 0;
     self->fail_status  = UCS_OK;
     self->rma_status   = UCS_OK;
-    self->rma_refused_op = 0;
     self->rma_refusal_id = 0;
     self->ops          = 0;
     self->tx.next      = 0;

@@ -56,11 +56,18 @@ ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
 ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
                                     uct_completion_t *comp);
 
-/* @a comp completes when what the ep sent so far is acknowledged (with
- * the error of a refused put, if any) */
+/* Copy-path put @a op_id is all sent: @a comp completes when what the ep
+ * sent so far is acknowledged, with the put's refusal if it was refused
+ * (NULL: the refusal goes to the user's next flush) */
 ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
-                                        uct_srqud_ep_t *ep,
+                                        uct_srqud_ep_t *ep, uint32_t op_id,
                                         uct_completion_t *comp);
+
+/* The peer refused put @a op_id (0: put_short/bcopy in psns [first,
+ * last]), not in progress any more: the queued flush that reports it */
+void uct_srqud_ep_put_refused(uct_srqud_ep_t *ep, uint32_t op_id,
+                              uct_srqud_psn_t first, uct_srqud_psn_t last,
+                              ucs_status_t status);
 
 /* Later operations of the ep wait until the current ones are done */
 void uct_srqud_ep_fence_locked(uct_srqud_ep_t *ep);

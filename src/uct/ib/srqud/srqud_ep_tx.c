@@ -38,7 +38,7 @@ static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
 
 /* What a passive ep acknowledges: all it accepted, or less while a
  * refused put's acknowledgement waits for its refusal to arrive */
-static uct_srqud_psn_t uct_srqud_ep_tx_ack_psn(const uct_srqud_ep_t *ep)
+uct_srqud_psn_t uct_srqud_ep_tx_ack_limit(const uct_srqud_ep_t *ep)
 {
     uct_srqud_psn_t accepted = ep->rx.expected - 1;
 
@@ -115,7 +115,7 @@ ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl, int flags)
 {
     return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, flags,
-                                    uct_srqud_ep_tx_ack_psn(ep), NULL, 0,
+                                    uct_srqud_ep_tx_ack_limit(ep), NULL, 0,
                                     NULL, 0);
 }
 
@@ -144,7 +144,7 @@ ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (ep->rx.reorder != NULL) {
         return uct_srqud_ep_tx_ctl_data(iface, ep, ctl,
                                         UCT_SRQUD_PACKET_FLAG_ACK,
-                                        uct_srqud_ep_tx_ack_psn(ep),
+                                        uct_srqud_ep_tx_ack_limit(ep),
                                         ep->rx.reorder->map,
                                         sizeof(uct_srqud_sack_t), NULL, 0);
     }
@@ -159,7 +159,7 @@ ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
 {
     /* acknowledges what this (passive) ep received, on the way */
     return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, UCT_SRQUD_PACKET_FLAG_ACK,
-                                    uct_srqud_ep_tx_ack_psn(ep), hdr, hdr_len,
+                                    uct_srqud_ep_tx_ack_limit(ep), hdr, hdr_len,
                                     data, data_len);
 }
 

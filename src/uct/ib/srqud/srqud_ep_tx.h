@@ -46,6 +46,10 @@ ucs_status_t uct_srqud_ep_tx_answer(uct_srqud_iface_t *iface,
                                     const void *hdr, size_t hdr_len,
                                     const void *data, size_t data_len);
 
+/* What a passive ep's packets acknowledge: all it accepted, or less while
+ * a refused put's ack is held (srqud_rma_refusal.c) */
+uct_srqud_psn_t uct_srqud_ep_tx_ack_limit(const uct_srqud_ep_t *ep);
+
 /* An answer that acknowledges up to @a ack_psn: a refused put's refusal,
  * past the ep's held ack limit */
 ucs_status_t uct_srqud_ep_tx_answer_acking(uct_srqud_iface_t *iface,

@@ -244,7 +244,6 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     ucs_list_head_init(&self->rma.ops);
     self->rma.next_id  = 0;
     ucs_list_head_init(&self->rma.refusals);
-    self->rma.num_refusals    = 0;
     self->rma.next_refusal_id = 0;
     self->fault_rand   = ucs_get_time() | 1;
     /* random start: a process that reuses a dead one's QP number and ep

@@ -199,7 +199,7 @@ static unsigned uct_srqud_rma_put_progress(uct_srqud_iface_t *iface,
     /* all sent: the ep's flush machinery completes it when acknowledged */
     ucs_list_del(&op->list);
     uct_srqud_ep_op_done(iface, op->ep);
-    status = uct_srqud_ep_add_rma_flush(iface, op->ep, op->comp);
+    status = uct_srqud_ep_add_rma_flush(iface, op->ep, op->id, op->comp);
     if ((status != UCS_OK) && (op->comp != NULL)) {
         uct_invoke_completion(op->comp, status);
     }
@@ -598,26 +598,20 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
 
 void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint32_t op_id, ucs_status_t status)
+                               uint32_t op_id, uct_srqud_psn_t first,
+                               uct_srqud_psn_t last, ucs_status_t status)
 {
     uct_srqud_rma_op_t *op = NULL;
 
     if (op_id != 0) {
         op = uct_srqud_rma_op_find(iface, ep, op_id);
     }
-
     if ((op != NULL) && !op->is_get) {
         /* still sending: it ends now, with the error */
         uct_srqud_rma_op_complete(iface, op, status);
-    } else if ((op_id != 0) && (op_id == ep->rma_refused_op)) {
-        /* another fragment of an operation already failed */
         return;
-    } else {
-        /* a put_short/bcopy, or a copy-path put all sent: its completion
-         * waits in the ep's flushes, behind this refusal's ack */
-        ep->rma_status = status;
     }
-    ep->rma_refused_op = op_id;
+    uct_srqud_ep_put_refused(ep, op_id, first, last, status);
 }
 
 

@@ -101,7 +101,8 @@ void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              const void *payload, size_t length);
 
 void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint32_t op_id, ucs_status_t status);
+                               uint32_t op_id, uct_srqud_psn_t first,
+                               uct_srqud_psn_t last, ucs_status_t status);
 
 /* Copy-path operations: send what waits for resources, ask again */
 unsigned uct_srqud_rma_progress(uct_srqud_iface_t *iface, ucs_time_t now);

@@ -18,8 +18,13 @@
  *
  * Several refused puts of one ep are kept in arrival order; the refusal of
  * the oldest acknowledges up to the packet before the next one, so no put
- * is acknowledged ahead of its own refusal. Refusals of one operation (its
- * fragments) merge: the initiator fails an operation once.
+ * is acknowledged ahead of its own refusal, and the initiator learns which
+ * packets were refused, for the flush that covers them. Refusals of one
+ * copy-path operation (its fragments) merge: it fails once. put_shorts
+ * never merge: each may belong to another flush. Their number is bounded
+ * by the initiator's window (acks stop at the oldest). A record lives until
+ * its RMA_SEEN or until the passive ep goes (or its peer's new incarnation
+ * starts).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -35,17 +40,13 @@
 #include <ucs/debug/memtrack_int.h>
 
 
-/* More than this at one iface (a peer that keeps writing where it may not,
- * from many operations at once): further ones merge into their ep's last */
-#define UCT_SRQUD_RMA_REFUSALS_MAX 256
-
-
 typedef struct uct_srqud_rma_refusal_rec {
     ucs_list_link_t          list;    /* iface->rma.refusals */
     uct_srqud_ep_t           *ep;     /* the passive ep that refused */
     uint32_t                 id;
     uint32_t                 op_id;
-    uct_srqud_psn_t          psn;     /* of the refused packet */
+    uct_srqud_psn_t          first;   /* the refused packets */
+    uct_srqud_psn_t          last;
     ucs_status_t             status;
 } uct_srqud_rma_refusal_rec_t;
 
@@ -69,26 +70,38 @@ uct_srqud_rma_refusal_next(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+static ucs_status_t
+uct_srqud_rma_refusal_post(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uint32_t id, uint32_t op_id, uct_srqud_psn_t first,
+                           uct_srqud_psn_t last, ucs_status_t status,
+                           uct_srqud_psn_t ack_psn)
+{
+    uct_srqud_rma_refusal_t refusal;
+
+    refusal.op_id     = op_id;
+    refusal.id        = id;
+    refusal.first_psn = first;
+    refusal.last_psn  = last;
+    refusal.status    = status;
+    return uct_srqud_ep_tx_answer_acking(iface, ep, UCT_SRQUD_CTL_RMA_REFUSE,
+                                         ack_psn, &refusal, sizeof(refusal));
+}
+
+
 /* Send the ep's oldest refusal, with the ack of everything up to its next
  * refused put */
 static ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
                                                uct_srqud_ep_t *ep)
 {
     uct_srqud_rma_refusal_rec_t *rec, *next;
-    uct_srqud_rma_refusal_t refusal;
-    uct_srqud_psn_t ack_psn;
 
     rec = uct_srqud_rma_refusal_next(iface, ep, NULL);
     ucs_assert(rec != NULL);
-    next    = uct_srqud_rma_refusal_next(iface, ep, rec);
-    ack_psn = (next != NULL) ? (uct_srqud_psn_t)(next->psn - 1) :
-                               (uct_srqud_psn_t)(ep->rx.expected - 1);
-
-    refusal.op_id  = rec->op_id;
-    refusal.id     = rec->id;
-    refusal.status = rec->status;
-    return uct_srqud_ep_tx_answer_acking(iface, ep, UCT_SRQUD_CTL_RMA_REFUSE,
-                                         ack_psn, &refusal, sizeof(refusal));
+    next = uct_srqud_rma_refusal_next(iface, ep, rec);
+    return uct_srqud_rma_refusal_post(iface, ep, rec->id, rec->op_id,
+                                      rec->first, rec->last, rec->status,
+                                      (next != NULL) ? next->first - 1 :
+                                                       ep->rx.expected - 1);
 }
 
 
@@ -101,7 +114,7 @@ static void uct_srqud_rma_refusal_hold(uct_srqud_iface_t *iface,
 
     if (rec != NULL) {
         ep->flags        |= UCT_SRQUD_EP_FLAG_ACK_HELD;
-        ep->rx.ack_limit  = rec->psn - 1;
+        ep->rx.ack_limit  = rec->first - 1;
     } else {
         ep->flags &= ~UCT_SRQUD_EP_FLAG_ACK_HELD;
     }
@@ -112,7 +125,6 @@ static void uct_srqud_rma_refusal_free(uct_srqud_iface_t *iface,
                                        uct_srqud_rma_refusal_rec_t *rec)
 {
     ucs_list_del(&rec->list);
-    --iface->rma.num_refusals;
     ucs_free(rec);
 }
 
@@ -126,41 +138,31 @@ void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     ++iface->stats.rma_refused;
     while ((rec = uct_srqud_rma_refusal_next(iface, ep, last)) != NULL) {
-        if (rec->op_id == op_id) {
-            return; /* one operation fails once; put_shorts fail a flush */
+        if ((op_id != 0) && (rec->op_id == op_id)) {
+            rec->last = psn; /* the operation fails once */
+            return;
         }
         last = rec;
     }
 
-    if (iface->rma.num_refusals >= UCT_SRQUD_RMA_REFUSALS_MAX) {
-        if (last != NULL) {
-            /* its ack stays held behind @a last, which the initiator
-             * learns of; this operation's own error is what is lost */
-            ucs_diag("%s: more than %u refused puts waiting: a refusal of "
-                     "op %u merged into op %u's", iface->md->name,
-                     UCT_SRQUD_RMA_REFUSALS_MAX, op_id, last->op_id);
-            return;
-        }
-        ucs_diag("%s: more than %u refused puts waiting: one more",
-                 iface->md->name, UCT_SRQUD_RMA_REFUSALS_MAX);
-    }
-
     rec = ucs_malloc(sizeof(*rec), "srqud_refusal");
     if (rec == NULL) {
-        /* best effort, as an answer without the hold */
-        ucs_error("%s: no memory to hold a refused put", iface->md->name);
+        ucs_error("%s: no memory to hold the ack of a refused put; its "
+                  "refusal goes once, unheld", iface->md->name);
+        uct_srqud_rma_refusal_post(iface, ep, 0, op_id, psn, psn, status,
+                                   uct_srqud_ep_tx_ack_limit(ep));
         return;
     }
     rec->ep     = ep;
     rec->op_id  = op_id;
-    rec->psn    = psn;
+    rec->first  = psn;
+    rec->last   = psn;
     rec->status = status;
     if (++iface->rma.next_refusal_id == 0) {
-        iface->rma.next_refusal_id = 1; /* 0: "none" at the initiator */
+        iface->rma.next_refusal_id = 1; /* 0: sent without the hold */
     }
     rec->id = iface->rma.next_refusal_id;
     ucs_list_add_tail(&iface->rma.refusals, &rec->list);
-    ++iface->rma.num_refusals;
 
     if (last != NULL) {
         return; /* it goes when those before it are seen */
@@ -219,17 +221,22 @@ void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     const uct_srqud_rma_refusal_t *refusal = payload;
     uct_srqud_rma_seen_t seen;
 
-    /* every time: a lost RMA_SEEN leaves the peer sending the refusal */
-    seen.id = refusal->id;
-    uct_srqud_ep_tx_notice(iface, ep, UCT_SRQUD_CTL_RMA_SEEN, &seen,
-                           sizeof(seen));
-    if ((refusal->id == 0) || (refusal->id == ep->rma_refusal_id)) {
-        return;
+    if (refusal->id != 0) {
+        /* every time: a lost RMA_SEEN leaves the peer sending it again */
+        seen.id = refusal->id;
+        uct_srqud_ep_tx_notice(iface, ep, UCT_SRQUD_CTL_RMA_SEEN, &seen,
+                               sizeof(seen));
+        /* ids rise: a repeat, or a late copy of an older one */
+        if ((int32_t)(refusal->id - ep->rma_refusal_id) <= 0) {
+            return;
+        }
+        ep->rma_refusal_id = refusal->id;
     }
-    ep->rma_refusal_id = refusal->id;
 
-    ucs_debug("%s: peer refused put op %u: %s", iface->md->name,
-              refusal->op_id, ucs_status_string((ucs_status_t)refusal->status));
-    uct_srqud_rma_put_refused(iface, ep, refusal->op_id,
+    ucs_debug("%s: peer refused put op %u (psn %u..%u): %s", iface->md->name,
+              refusal->op_id, refusal->first_psn, refusal->last_psn,
+              ucs_status_string((ucs_status_t)refusal->status));
+    uct_srqud_rma_put_refused(iface, ep, refusal->op_id, refusal->first_psn,
+                              refusal->last_psn,
                               (ucs_status_t)refusal->status);
 }

@@ -320,7 +320,6 @@ struct uct_srqud_iface {
         uint32_t             next_id;
         ucs_list_link_t      refusals;    /* uct_srqud_rma_refusal_rec_t,
                                              oldest first */
-        unsigned             num_refusals;
         uint32_t             next_refusal_id;
     } rma;
 
@@ -416,8 +415,20 @@ typedef struct uct_srqud_ep_flush {
     uct_srqud_psn_t          psn;
     uint8_t                  wait_ops;  /* posted while operations ran: their
                                            later packets count too */
-    uct_completion_t         *comp;
+    uint8_t                  kind;      /* UCT_SRQUD_FLUSH_xx */
+    uint32_t                 op_id;     /* FLUSH_OP: the copy-path put */
+    ucs_status_t             status;    /* a refused put it reports */
+    uct_completion_t         *comp;     /* NULL: an op without completion */
 } uct_srqud_ep_flush_t;
+
+
+/* What a queued flush completes, and so which refused puts it reports */
+enum {
+    UCT_SRQUD_FLUSH_USER,   /* uct_ep_flush / uct_iface_flush: the refused
+                               put_short/bcopy sent before it */
+    UCT_SRQUD_FLUSH_OP,     /* a copy-path put, all sent: its own refusal */
+    UCT_SRQUD_FLUSH_CHECK   /* uct_ep_check: none */
+};
 
 
 typedef struct uct_srqud_ep {
@@ -433,12 +444,11 @@ typedef struct uct_srqud_ep {
     uint32_t                 token;        /* neth.token of the connection */
     uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
     ucs_status_t             fail_status;  /* with FLAG_FAILED */
-    ucs_status_t             rma_status;   /* a refused put, for the next
-                                              flush */
+    ucs_status_t             rma_status;   /* a refused put sent after the
+                                              last flush, for the next */
     uint32_t                 ops;          /* RMA / zero-copy operations in
                                               progress (flush waits) */
     uint32_t                 flushes_wait_ops; /* flushes with wait_ops */
-    uint32_t                 rma_refused_op; /* the last one reported */
     uint32_t                 rma_refusal_id; /* the last RMA_REFUSE taken
                                                 (repeats are ignored) */
     struct {
