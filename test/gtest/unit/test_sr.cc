@@ -14,6 +14,7 @@ extern "C" {
 #include <uct/ib/srqud/srqud_sr.h>
 }
 
+#include <climits>
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
@@ -133,8 +134,8 @@ TEST(srqud_sr, timeout_resends_only_what_is_old_and_not_held)
     uct_srqud_sack_set(map, 12);
     uct_srqud_sr_sack(&w.q, 9, map);
     w.pkts[4]->slot.send_time = 90;   /* 14 went recently */
-    EXPECT_EQ(3u, uct_srqud_sr_resend_expired(&w.q, 100, 50, record_resend,
-                                              &resent));
+    EXPECT_EQ(3u, uct_srqud_sr_resend_expired(&w.q, 100, 50, UINT_MAX,
+                                              record_resend, &resent));
     EXPECT_EQ((std::vector<uct_srqud_psn_t>{10, 11, 13}), resent);
 }
 
@@ -146,8 +147,8 @@ TEST(srqud_sr, a_scan_stops_without_resources)
         return (++*static_cast<unsigned*>(arg) < 2) ? 1 : 0;
     };
 
-    EXPECT_EQ(1u, uct_srqud_sr_resend_expired(&w.q, 100, 50, stop_at_two,
-                                              &calls));
+    EXPECT_EQ(1u, uct_srqud_sr_resend_expired(&w.q, 100, 50, UINT_MAX,
+                                              stop_at_two, &calls));
     EXPECT_EQ(2u, calls);
 }
 
@@ -223,7 +224,7 @@ public:
                 m_now = now;
                 ++m_res.timeouts;
                 uct_srqud_sr_resend_expired(&m_tx_window, now, m_rto,
-                                            resend_cb, this);
+                                            UINT_MAX, resend_cb, this);
                 m_resend_time = now;
                 m_rto = uct_srqud_rto_backoff(m_rto, rto_max);
             }
@@ -533,4 +534,68 @@ TEST(srqud_sr, a_reordering_wire_is_not_taken_for_loss)
         EXPECT_LE(r.retransmits, total / 5) << "seed " << seed;
         EXPECT_LE(r.fast, total / 50) << "seed " << seed;
     }
+}
+
+
+/* The congestion window: a timeout restarts it small with half of what was
+ * in flight as the threshold; acknowledgements double it per round trip
+ * up to the threshold, then add one per acknowledgement, up to the send
+ * window */
+TEST(srqud_sr, congestion_window_after_a_timeout)
+{
+    uint16_t cwnd = 256, ssthresh = 256;
+
+    uct_srqud_cc_timeout(&cwnd, &ssthresh, 200);
+    EXPECT_EQ(UCT_SRQUD_CC_MIN, cwnd);
+    EXPECT_EQ(100u, ssthresh);
+
+    /* a round trip acknowledges a window: slow start doubles it */
+    unsigned rtts = 0;
+    while (cwnd < ssthresh) {
+        uct_srqud_cc_acked(&cwnd, ssthresh, cwnd, 256);
+        ++rtts;
+    }
+    EXPECT_EQ(5u, rtts); /* 4 8 16 32 64 128 */
+    uint16_t at_threshold = cwnd;
+    uct_srqud_cc_acked(&cwnd, ssthresh, 32, 256);
+    EXPECT_EQ(at_threshold + 1, cwnd);
+    uct_srqud_cc_acked(&cwnd, ssthresh, 0, 256);
+    EXPECT_EQ(at_threshold + 1, cwnd) << "no ack, no growth";
+    for (int i = 0; i < 1000; ++i) {
+        uct_srqud_cc_acked(&cwnd, ssthresh, 32, 256);
+    }
+    EXPECT_EQ(256, cwnd) << "capped at the send window";
+
+    /* little in flight: the floor */
+    uct_srqud_cc_timeout(&cwnd, &ssthresh, 3);
+    EXPECT_EQ(UCT_SRQUD_CC_MIN, ssthresh);
+}
+
+
+/* A timeout gives up what expired and resends only the budget's worth,
+ * oldest first; the rest goes as acknowledgements open the window, and
+ * what the receiver turns out to hold is not resent */
+TEST(srqud_sr, a_timeout_resends_within_the_congestion_window)
+{
+    window w(100, 10);
+    std::vector<uct_srqud_psn_t> resent;
+    unsigned lost;
+
+    EXPECT_EQ(10u, uct_srqud_sr_pipe(&w.q, &lost));
+    EXPECT_EQ(3u, uct_srqud_sr_resend_expired(&w.q, 100, 50, 3,
+                                              record_resend, &resent));
+    EXPECT_EQ((std::vector<uct_srqud_psn_t>{100, 101, 102}), resent);
+    EXPECT_EQ(3u, uct_srqud_sr_pipe(&w.q, &lost));
+    EXPECT_EQ(7u, lost);
+
+    /* 105 arrived meanwhile (a SACK) */
+    uint64_t map[UCT_SRQUD_SR_WORDS] = {};
+    uct_srqud_sack_set(map, 105);
+    uct_srqud_sr_sack(&w.q, 99, map);
+    resent.clear();
+    EXPECT_EQ(4u, uct_srqud_sr_resend_marked(&w.q, 4, record_resend,
+                                             &resent));
+    EXPECT_EQ((std::vector<uct_srqud_psn_t>{103, 104, 106, 107}), resent);
+    EXPECT_EQ(7u, uct_srqud_sr_pipe(&w.q, &lost));
+    EXPECT_EQ(2u, lost);
 }

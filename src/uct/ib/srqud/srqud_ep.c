@@ -312,16 +312,45 @@ static int uct_srqud_ep_resend_slot(uct_srqud_tx_slot_t *slot, void *arg)
 }
 
 
+/* After a timeout: the congestion window grows with what @a acked, and
+ * the packets the timeout gave up go as far as it lets them */
+static void uct_srqud_ep_cc_acked(uct_srqud_iface_t *iface,
+                                  uct_srqud_ep_t *ep, unsigned acked)
+{
+    uct_srqud_ep_resend_arg_t ra = {iface, ep, ucs_get_time()};
+    unsigned pipe, lost;
+
+    uct_srqud_cc_acked(&ep->tx.cwnd, ep->tx.ssthresh, acked,
+                       iface->config.tx_window);
+    if (ucs_queue_is_empty(&ep->tx.window) ||
+        (ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        return;
+    }
+    pipe = uct_srqud_sr_pipe(&ep->tx.window, &lost);
+    if ((lost > 0) && (pipe < ep->tx.cwnd)) {
+        uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
+                                   uct_srqud_ep_resend_slot, &ra);
+    }
+}
+
+
 int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              uct_srqud_psn_t ack_psn,
                              const uct_srqud_sack_t *sack)
 {
     uct_srqud_ep_resend_arg_t ra = {iface, ep, 0};
     uint64_t map[UCT_SRQUD_SR_WORDS];
+    unsigned acked = 0;
 
-    if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn) &&
-        !uct_srqud_ep_ack_cumulative(iface, ep, ack_psn)) {
-        return 0;
+    if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn)) {
+        acked = (uct_srqud_psn_t)(ack_psn - ep->tx.acked);
+        if (!uct_srqud_ep_ack_cumulative(iface, ep, ack_psn)) {
+            return 0;
+        }
+    }
+
+    if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
+        uct_srqud_ep_cc_acked(iface, ep, acked);
     }
 
     if ((sack == NULL) || ucs_queue_is_empty(&ep->tx.window) ||
@@ -399,11 +428,17 @@ void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
             continue;
         }
 
-        /* what the receiver does not hold and had a timeout to answer */
+        /* what the receiver does not hold and had a timeout to answer:
+         * lost, and the path's queue with it; resent as the congestion
+         * window grows back */
         ++iface->stats.tx_timeouts;
         ra.ep  = ep;
+        uct_srqud_cc_timeout(&ep->tx.cwnd, &ep->tx.ssthresh,
+                             uct_srqud_tx_in_flight(ep->tx.next,
+                                                    ep->tx.acked));
         uct_srqud_sr_resend_expired(&ep->tx.window, now, ep->tx.rto,
-                                    uct_srqud_ep_resend_slot, &ra);
+                                    ep->tx.cwnd, uct_srqud_ep_resend_slot,
+                                    &ra);
         ep->tx.resend_time = now;
         ep->tx.rto         = uct_srqud_rto_backoff(ep->tx.rto,
                                                    iface->config.rto_max);
@@ -424,8 +459,7 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
      * send right away */
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
         uct_srqud_tx_has_resources(iface) &&
-        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) <
-         iface->config.tx_window) &&
+        uct_srqud_ep_tx_window_open(iface, ep) &&
         ucs_arbiter_group_is_empty(&ep->arb_group) &&
         !uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_BUSY;
@@ -460,8 +494,7 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
 
     /* A full window blocks this endpoint only */
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
-        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
-         iface->config.tx_window)) {
+        !uct_srqud_ep_tx_window_open(iface, ep)) {
         return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
 
@@ -600,8 +633,8 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
      * queued (unless this flush is the one being dispatched), so that it
      * does not overtake operations that wait for resources */
     if (!uct_srqud_tx_has_resources(iface) ||
-        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
-         iface->config.tx_window) || uct_srqud_ep_queued_ahead(ep)) {
+        !uct_srqud_ep_tx_window_open(iface, ep) ||
+        uct_srqud_ep_queued_ahead(ep)) {
         UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
         return UCS_ERR_NO_RESOURCE;
     }
@@ -882,6 +915,8 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->ops          = 0;
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
+    self->tx.cwnd      = iface->config.tx_window;
+    self->tx.ssthresh  = iface->config.tx_window;
     self->tx.rto       = iface->config.rto_min;
     self->tx.rtt.srtt  = 0;
     self->tx.rtt.rttvar = 0;

@@ -65,6 +65,18 @@ ucs_status_t uct_srqud_ep_tx_notice(uct_srqud_iface_t *iface,
 
 
 
+/* May the ep put one more packet on the wire: fewer than the send window
+ * and the congestion window unacknowledged */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_tx_window_open(const uct_srqud_iface_t *iface,
+                            const uct_srqud_ep_t *ep)
+{
+    unsigned in_flight = uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked);
+
+    return (in_flight < iface->config.tx_window) && (in_flight < ep->tx.cwnd);
+}
+
+
 /* A new operation must not overtake requests the user queued on the ep's
  * pending group: UCP relies on it for ordering, and its flushes count on
  * everything queued before them being sent before they complete. The
@@ -98,8 +110,7 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
     }
 
     if (!uct_srqud_tx_has_resources(iface) ||
-        (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) >=
-         iface->config.tx_window)) {
+        !uct_srqud_ep_tx_window_open(iface, ep)) {
         UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
         return UCS_ERR_NO_RESOURCE;
     }

@@ -128,32 +128,75 @@ unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
 }
 
 
-unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
-                                     uint64_t rto,
-                                     uct_srqud_sr_resend_cb_t cb, void *arg)
+unsigned uct_srqud_sr_resend_marked(ucs_queue_head_t *window, unsigned budget,
+                                    uct_srqud_sr_resend_cb_t cb, void *arg)
 {
     uct_srqud_tx_slot_t *slot;
     unsigned resent = 0;
-    int oldest      = 1;
     int ret;
+
+    ucs_queue_for_each(slot, window, elem) {
+        if (!slot->lost) {
+            continue;
+        }
+        if (slot->sacked) {
+            slot->lost = 0; /* it arrived after all */
+            continue;
+        }
+        if (resent >= budget) {
+            break;
+        }
+        ret = cb(slot, arg);
+        if (ret == 0) {
+            break;
+        } else if (ret > 0) {
+            slot->lost = 0;
+            ++resent;
+        }
+    }
+    return resent;
+}
+
+
+unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
+                                     uint64_t rto, unsigned budget,
+                                     uct_srqud_sr_resend_cb_t cb, void *arg)
+{
+    uct_srqud_tx_slot_t *slot;
+    int oldest = 1;
 
     ucs_queue_for_each(slot, window, elem) {
         /* The oldest one is never held: the receiver would have delivered
          * it and moved the cumulative ack past it. Resending it whatever
          * its mark says keeps one wrong mark from stalling the stream. */
-        if ((slot->sacked && !oldest) ||
-            (uct_srqud_time_since(now, slot->send_time) < rto)) {
-            oldest = 0;
-            continue;
+        if ((oldest || !slot->sacked) &&
+            (uct_srqud_time_since(now, slot->send_time) >= rto)) {
+            slot->lost   = 1;
+            slot->sacked = 0;
         }
         oldest = 0;
-        ret    = cb(slot, arg);
-        if (ret == 0) {
-            break;
-        }
-        resent += (ret > 0);
     }
-    return resent;
+    return uct_srqud_sr_resend_marked(window, budget, cb, arg);
+}
+
+
+unsigned uct_srqud_sr_pipe(ucs_queue_head_t *window, unsigned *lost_p)
+{
+    uct_srqud_tx_slot_t *slot;
+    unsigned pipe = 0, lost = 0;
+
+    ucs_queue_for_each(slot, window, elem) {
+        if (slot->sacked) {
+            continue;
+        }
+        if (slot->lost) {
+            ++lost;
+        } else {
+            ++pipe;
+        }
+    }
+    *lost_p = lost;
+    return pipe;
 }
 
 

@@ -39,6 +39,8 @@ typedef struct uct_srqud_tx_slot {
     uint8_t          sacked;     /* the receiver holds it */
     uint8_t          resends;    /* times sent again */
     uint8_t          passed;     /* later ones arrived while it was missing */
+    uint8_t          lost;       /* a timeout gave it up: resent as the
+                                    congestion window lets it */
 } uct_srqud_tx_slot_t;
 
 
@@ -92,12 +94,57 @@ unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
 
 
 /**
- * Retransmission timeout: resend the slots not known to have arrived that
- * were (re)sent at least @a rto before @a now. Returns how many.
+ * Retransmission timeout: the slots not known to have arrived that were
+ * (re)sent at least @a rto before @a now are lost (and the oldest, always);
+ * up to @a budget of them are resent now, oldest first, the others by
+ * uct_srqud_sr_resend_marked() as acknowledgements open the congestion
+ * window. Returns how many were resent.
  */
 unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
-                                     uint64_t rto,
+                                     uint64_t rto, unsigned budget,
                                      uct_srqud_sr_resend_cb_t cb, void *arg);
+
+/* Resend up to @a budget slots a timeout marked lost, oldest first */
+unsigned uct_srqud_sr_resend_marked(ucs_queue_head_t *window, unsigned budget,
+                                    uct_srqud_sr_resend_cb_t cb, void *arg);
+
+/* What is in the network as far as the sender knows: slots neither held
+ * by the receiver nor given up by a timeout (RFC 6675's pipe) */
+unsigned uct_srqud_sr_pipe(ucs_queue_head_t *window, unsigned *lost_p);
+
+
+/*
+ * Congestion window of an ep's channel (RFC 5681, its timeout part). A
+ * clean path keeps it at the send window (@a max), so nothing changes
+ * there. A retransmission timeout means the path lost a whole burst (a
+ * full queue: a rate-limited wire, an SRQ without buffers, a QP in the
+ * error state): the window restarts at UCT_SRQUD_CC_MIN packets, with half
+ * of what was in flight as the slow-start threshold, and grows back with
+ * the acknowledgements, doubling per round trip up to the threshold, then
+ * by a packet per acknowledgement. Resending a whole window into the queue
+ * that just overflowed would overflow it again.
+ */
+#define UCT_SRQUD_CC_MIN  4
+
+static inline void uct_srqud_cc_timeout(uint16_t *cwnd, uint16_t *ssthresh,
+                                        unsigned in_flight)
+{
+    *ssthresh = (in_flight / 2 > UCT_SRQUD_CC_MIN) ? in_flight / 2 :
+                                                     UCT_SRQUD_CC_MIN;
+    *cwnd     = UCT_SRQUD_CC_MIN;
+}
+
+static inline void uct_srqud_cc_acked(uint16_t *cwnd, uint16_t ssthresh,
+                                      unsigned acked, unsigned max)
+{
+    unsigned cw = *cwnd;
+
+    if (acked == 0) {
+        return;
+    }
+    cw += (cw < ssthresh) ? acked : 1;
+    *cwnd = (cw < max) ? cw : max;
+}
 
 
 /* The receiver's packets held ahead of a gap; allocated at the first one,

@@ -454,6 +454,10 @@ typedef struct uct_srqud_ep {
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
         uct_srqud_psn_t      acked;        /* last acknowledged psn */
+        uint16_t             cwnd;         /* congestion window, packets
+                                              (srqud_sr.h); the send window
+                                              on a clean path */
+        uint16_t             ssthresh;
         ucs_queue_head_t     window;       /* unacknowledged descs, psn order */
         ucs_queue_head_t     flushes;      /* uct_srqud_ep_flush_t */
         ucs_time_t           progress_time;/* last new ack (or first send) */
