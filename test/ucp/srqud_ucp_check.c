@@ -39,6 +39,9 @@
  *              sides down for longer than the transport's timeout (no error
  *              by the deadline fails); every message the target got must
  *              be intact and in order
+ *   target_gone  link_down, where the script kills the target (SIGKILL)
+ *              and removes its device instead: the initiator's ep must
+ *              fail the same way
  *
  * Environment, for two sides on two devices joined by a wire:
  *   SRQUD_CHECK_INIT_DEVICES, SRQUD_CHECK_TARGET_DEVICES
@@ -116,7 +119,12 @@ static const check_t checks[] = {
     {"peer_kill",        check_peer_kill,      0, CHECK_FLAG_ERR_PEER |
                                                   CHECK_FLAG_TARGET_KILL |
                                                   CHECK_FLAG_NAMED},
-    {"link_down",        check_link_down,      0, CHECK_FLAG_ERR_PEER |
+    {"link_down",        check_link_down,      LINK_DOWN,
+                                                  CHECK_FLAG_ERR_PEER |
+                                                  CHECK_FLAG_NAMED},
+    {"target_gone",      check_link_down,      LINK_TARGET_GONE,
+                                                  CHECK_FLAG_ERR_PEER |
+                                                  CHECK_FLAG_TARGET_KILL |
                                                   CHECK_FLAG_NAMED},
     {NULL}
 };

@@ -60,6 +60,14 @@ enum {
 };
 
 
+/* link_down's modes: the link goes down; the target is killed and its
+ * device removed (target_gone) */
+enum {
+    LINK_DOWN,
+    LINK_TARGET_GONE
+};
+
+
 /* One RMA operation of a round, relative to the target's region */
 typedef struct {
     size_t offset;

@@ -463,7 +463,8 @@ static ucs_status_t link_send_wait(side_t *s, void **reqs, void **bufs,
 /* Sends, LINK_WINDOW in flight, until the ep fails or the deadline; then the
  * rest of the window, which UCP completes with the ep's error, and "done"
  * to the target */
-static int link_down_initiator(side_t *s, char *detail, size_t max)
+static int link_down_initiator(side_t *s, int target_gone, char *detail,
+                               size_t max)
 {
     void *reqs[LINK_WINDOW] = {NULL};
     void *bufs[LINK_WINDOW] = {NULL};
@@ -504,7 +505,9 @@ static int link_down_initiator(side_t *s, char *detail, size_t max)
     if (UCS_STATUS_IS_ERR(status)) {
         wait_ep_error(s, drain);
     }
-    oob_send_u64(s, seq);
+    if (!target_gone) {
+        oob_send_u64(s, seq);
+    }
     if (!s->ep_failed) {
         snprintf(detail, max, "no endpoint error within %d s (%" PRIu64
                  " messages posted; sends: %s)", opt.timeout * 3 / 4, seq,
@@ -612,6 +615,8 @@ static int link_down_target(side_t *s, char *detail, size_t max)
  * damaged, out of order or twice is, and so is no error by the deadline. */
 int check_link_down(side_t *s, int mode, char *detail, size_t max)
 {
+    /* LINK_TARGET_GONE: nobody to tell "done" */
     return s->is_target ? link_down_target(s, detail, max) :
-                          link_down_initiator(s, detail, max);
+                          link_down_initiator(s, mode == LINK_TARGET_GONE,
+                                              detail, max);
 }

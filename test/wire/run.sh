@@ -25,9 +25,10 @@
 # duplicates, reordering made it hold packets behind a gap. A fault that
 # did not reach the traffic fails the scenario.
 #
-# --quick (CI): clean, loss 1 %, reorder, corrupt, link down 2 s, link
-# down longer than UCX_SRQUD_TIMEOUT, peer killed mid-rendezvous; srqud
-# only, MPI in the loss 1 % scenario only. Without it every scenario, the
+# --quick (CI): clean, loss 1 %, reorder, corrupt, a 16 Mbit/s rate limit,
+# link down 2 s, link down longer than UCX_SRQUD_TIMEOUT, peer killed
+# mid-rendezvous, the peer's device removed and added again, malformed
+# packets; srqud only, MPI in the loss 1 % scenario only. Without it every scenario, the
 # anchors, MPICH and 2 ranks per host, the UCG Allgather tests and LAMMPS
 # (the scenario name "mpi" selects those MPI runs alone).
 # Prints "RESULT wire_<scenario> PASS|FAIL" per scenario and a table; logs
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 ALL="clean loss0.1 loss1 loss5 reorder dup corrupt jitter tbf linkflap linkdead peerkill readd malformed"
-QUICK_SET="clean loss1 reorder corrupt linkflap linkdead peerkill malformed"
+QUICK_SET="clean loss1 reorder corrupt tbf linkflap linkdead peerkill readd malformed"
 if [ $# -gt 0 ]; then
     SCENARIOS="$*"
 elif [ $QUICK = 1 ]; then
@@ -171,7 +172,8 @@ traffic() {   # traffic SCENARIO LOG
 # (rxe has no disassociate: the device can only go once nobody holds it.)
 readd_scenario() {
     local log=$1 pid tpid rc1 rc2
-    SRQUD_TIMEOUT=10s ucp srqud "$log.old" -T 90 -t link_down &
+    rm -f "$log.old"
+    SRQUD_TIMEOUT=10s ucp srqud "$log.old" -T 90 -t target_gone &
     pid=$!
     wait_sync || { echo "no sync" >> "$log"; kill $pid; return 1; }
     sleep 0.5
