@@ -436,9 +436,14 @@ void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
         uct_srqud_cc_timeout(&ep->tx.cwnd, &ep->tx.ssthresh,
                              uct_srqud_tx_in_flight(ep->tx.next,
                                                     ep->tx.acked));
+        /* The async timer queues acknowledgements for the user's progress,
+         * so nothing opens the window while the user is away (an MPI rank
+         * inside another library's progress loop): there every expired
+         * packet goes, or those past the first few would never go again */
         uct_srqud_sr_resend_expired(&ep->tx.window, now, ep->tx.rto,
-                                    ep->tx.cwnd, uct_srqud_ep_resend_slot,
-                                    &ra);
+                                    iface->async.active ? UINT_MAX :
+                                                          ep->tx.cwnd,
+                                    uct_srqud_ep_resend_slot, &ra);
         ep->tx.resend_time = now;
         ep->tx.rto         = uct_srqud_rto_backoff(ep->tx.rto,
                                                    iface->config.rto_max);

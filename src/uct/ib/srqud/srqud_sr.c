@@ -121,8 +121,10 @@ unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
         ret = cb(slot, arg);
         if (ret == 0) {
             break;
+        } else if (ret > 0) {
+            slot->lost = 0; /* sent again: not for the timeout's list */
+            ++resent;
         }
-        resent += (ret > 0);
     }
     return resent;
 }
