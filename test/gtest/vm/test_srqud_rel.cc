@@ -80,6 +80,19 @@ protected:
 };
 
 
+/* two workers and a fifth of the packets lost */
+class srqud_rel_async_loss : public srqud_rel {
+public:
+    srqud_rel_async_loss() : srqud_rel(true) {}
+
+protected:
+    void setup_env() override
+    {
+        drop_packets("0.2");
+    }
+};
+
+
 class srqud_rel_linger : public srqud_rel {
 protected:
     void setup_env() override
@@ -221,6 +234,26 @@ TEST_F(srqud_rel_async, receiver_computing_still_acknowledges)
     progress_until(*receiver, [&] { return log.count >= count; },
                    40000000ul);
     expect_received(count);
+}
+
+
+/* A sender that stops progressing (an MPI rank inside another library's
+ * loop) with lost packets in its window: UCX's async thread resends them
+ * all, though the acknowledgements that would open its congestion window
+ * wait for the user. Before, the timeout resent only the first 4 and the
+ * receiver waited forever. */
+TEST_F(srqud_rel_async_loss, sender_away_still_resends_every_lost_packet)
+{
+    /* within one window: sent without waiting for acknowledgements */
+    const unsigned count = 200;
+    ASSERT_NO_FATAL_FAILURE(send_all(count, 512, false, 200000000ul));
+    EXPECT_GT(srqud_stats(sender->handle).fault_dropped, 4u);
+
+    /* only the receiver progresses from here */
+    progress_until(*receiver, [&] { return log.count >= count; },
+                   100000000ul);
+    expect_received(count);
+    EXPECT_GT(srqud_stats(sender->handle).tx_timeouts, 0u);
 }
 
 
