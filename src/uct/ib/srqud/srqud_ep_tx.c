@@ -202,7 +202,7 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
     /* ask for an ack when half the window is used, so the window never
      * waits for the receiver's progress loop */
     if (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) ==
-        ucs_min(iface->config.tx_window, ep->tx.cwnd) / 2) {
+        iface->config.tx_window / 2) {
         neth->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
     }
     desc->flags = UCT_SRQUD_DESC_FLAG_IN_WINDOW;

@@ -66,14 +66,16 @@ ucs_status_t uct_srqud_ep_tx_notice(uct_srqud_iface_t *iface,
 
 
 /* May the ep put one more packet on the wire: fewer than the send window
- * and the congestion window unacknowledged */
+ * unacknowledged. The congestion window paces retransmissions only (see
+ * srqud_sr.h): gating new sends with it too made a peer's death fill UCP's
+ * pending queues, whose requests UCX 1.13's protocols v2 cannot abort
+ * (ucs_empty_function_do_assert, the peer_failure check) */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_ep_tx_window_open(const uct_srqud_iface_t *iface,
                             const uct_srqud_ep_t *ep)
 {
-    unsigned in_flight = uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked);
-
-    return (in_flight < iface->config.tx_window) && (in_flight < ep->tx.cwnd);
+    return uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) <
+           iface->config.tx_window;
 }
 
 

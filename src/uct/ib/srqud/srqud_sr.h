@@ -122,7 +122,9 @@ unsigned uct_srqud_sr_pipe(ucs_queue_head_t *window, unsigned *lost_p);
  * of what was in flight as the slow-start threshold, and grows back with
  * the acknowledgements, doubling per round trip up to the threshold, then
  * by a packet per acknowledgement. Resending a whole window into the queue
- * that just overflowed would overflow it again.
+ * that just overflowed would overflow it again. It paces the resends of
+ * what a timeout gave up; new packets are bounded by the send window only
+ * (srqud_ep_tx.h says why).
  */
 #define UCT_SRQUD_CC_MIN  4
 
