@@ -356,11 +356,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 sender_ack(&tx, psn, map);
             }
             break;
-        case 4: /* time passes; the timeout resends */
+        case 4: /* time passes; the timeout resends, as many as a
+                 * congestion window of 1..8 lets go, the rest later */
             if (take(&in, &psn, sizeof(psn))) {
                 tx.now += psn;
                 uct_srqud_sr_resend_expired(&tx.window, tx.now, 100,
-                                            sender_resend, &tx);
+                                            1 + (psn & 7), sender_resend,
+                                            &tx);
+                uct_srqud_sr_resend_marked(&tx.window, psn >> 13,
+                                           sender_resend, &tx);
             }
             break;
         case 5: /* the receiver's state, acknowledged truthfully */
