@@ -49,6 +49,18 @@ void uct_srqud_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 /* Dispatch the pending requests of the interface's eps (user's progress) */
 void uct_srqud_ep_pending_progress(uct_srqud_iface_t *iface);
 
+/* Shared by srqud_ep.c and srqud_ep_flush.c: complete the queued flushes
+ * that are done (all of them, with @a status, if it is an error); queue a
+ * flush of kind UCT_SRQUD_FLUSH_xx; give up the ep's unacknowledged
+ * packets and flushes */
+void uct_srqud_ep_complete_flushes(uct_srqud_ep_t *ep, ucs_status_t status);
+
+ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, uct_completion_t *comp,
+                                    int wait_ops, uint8_t kind, uint32_t op_id);
+
+void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status);
+
 ucs_status_t uct_srqud_ep_flush(uct_ep_h tl_ep, unsigned flags,
                                 uct_completion_t *comp);
 
@@ -92,9 +104,6 @@ void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
  * those delayed for UCX_SRQUD_ACK_DELAY by @a now (all of them if @a now is
  * UCS_TIME_INFINITY) */
 void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now);
-
-/* Ask the peer to acknowledge now */
-void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
 /* Retransmission timers and peer failure detection */
 void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now);

@@ -301,14 +301,32 @@ static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/* A peer's request to a passive ep, to its route's handler: in sequence
+ * (@a unsequenced 0, a reliable packet accepted in order) or outside it (an
+ * unreliable one, RMA_SEEN); each route takes one kind only */
+static void uct_srqud_ep_rx_request(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep,
+                                    uct_srqud_recv_desc_t *desc,
+                                    const uct_srqud_neth_t *neth,
+                                    size_t payload_len, int unsequenced)
+{
+    const uct_srqud_ctl_route_t *route;
+
+    route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
+    if ((route != NULL) &&
+        (!(route->flags & UCT_SRQUD_CTL_ROUTE_UNSEQUENCED) == !unsequenced)) {
+        route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
+                       payload_len);
+    }
+}
+
+
 /* The next expected packet of a passive ep: acknowledge and hand it on */
 static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                    uct_srqud_recv_desc_t *desc,
                                    const uct_srqud_neth_t *neth,
                                    size_t payload_len)
 {
-    const uct_srqud_ctl_route_t *route;
-
     ++ep->rx.expected;
     uct_srqud_ep_schedule_ack(iface, ep,
                               (++ep->rx.unacked >= iface->config.ack_thresh) ||
@@ -318,12 +336,7 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         /* a peer's RMA or zero-copy request, in order with its AMs;
          * handled now, even on the async thread: it writes or reads
          * registered memory and answers, it calls no user callback */
-        route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
-        if ((route != NULL) &&
-            !(route->flags & UCT_SRQUD_CTL_ROUTE_UNSEQUENCED)) {
-            route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
-                           payload_len);
-        }
+        uct_srqud_ep_rx_request(iface, ep, desc, neth, payload_len, 0);
         uct_srqud_rx_desc_put(iface, desc);
         return;
     }
@@ -340,27 +353,6 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     uct_srqud_rx_deliver_am(iface, desc, payload_len);
-}
-
-
-/* A request outside the sequence (no psn) for a passive ep: only the
- * routes made for it take one */
-static void uct_srqud_ep_rx_unsequenced(uct_srqud_iface_t *iface,
-                                        uct_srqud_ep_t *ep,
-                                        uct_srqud_recv_desc_t *desc,
-                                        const uct_srqud_neth_t *neth,
-                                        size_t payload_len)
-{
-    const uct_srqud_ctl_route_t *route;
-
-    if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
-        return;
-    }
-    route = uct_srqud_proto_route(iface, neth->ctl, payload_len, 1);
-    if ((route != NULL) && (route->flags & UCT_SRQUD_CTL_ROUTE_UNSEQUENCED)) {
-        route->request(iface, ep, uct_srqud_rx_payload(iface, desc),
-                       payload_len);
-    }
 }
 
 
@@ -381,7 +373,9 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
     }
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
-        uct_srqud_ep_rx_unsequenced(iface, ep, desc, neth, payload_len);
+        if (neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) {
+            uct_srqud_ep_rx_request(iface, ep, desc, neth, payload_len, 1);
+        }
         goto out_put;
     }
 

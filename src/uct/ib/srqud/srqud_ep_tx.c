@@ -120,6 +120,14 @@ ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    /* best effort: the retransmission timer covers a lost request */
+    uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
+                        UCT_SRQUD_PACKET_FLAG_ACK_REQ);
+}
+
+
 ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl)
 {
@@ -130,13 +138,11 @@ ucs_status_t uct_srqud_ep_tx_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     /* a refused put's ack travels only with its refusal; a CREP still
      * goes, acknowledging less */
-    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
-        ((status = iface->proto->ack_held(iface, ep)) != UCS_OK)) {
-        return status;
-    }
-    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
-        (ctl != UCT_SRQUD_CTL_CREP)) {
-        return UCS_OK;
+    if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD)) {
+        status = iface->proto->ack_held(iface, ep);
+        if ((status != UCS_OK) || (ctl != UCT_SRQUD_CTL_CREP)) {
+            return status;
+        }
     }
 
     /* with packets held ahead of a gap, say which: the sender resends

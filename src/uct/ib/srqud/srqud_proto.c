@@ -88,6 +88,6 @@ const uct_srqud_proto_t uct_srqud_proto = {
     .progress   = uct_srqud_proto_progress,
     .idle       = uct_srqud_proto_idle,
     .ep_cleanup = uct_srqud_proto_ep_cleanup,
-    .ack_held   = uct_srqud_rma_refusal_ack_held,
+    .ack_held   = uct_srqud_rma_refusal_send,
     .ep_reset   = uct_srqud_proto_ep_reset
 };

@@ -597,9 +597,11 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint32_t op_id, uct_srqud_psn_t first,
-                               uct_srqud_psn_t last, ucs_status_t status)
+static void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep, uint32_t op_id,
+                                      uct_srqud_psn_t first,
+                                      uct_srqud_psn_t last,
+                                      ucs_status_t status)
 {
     uct_srqud_rma_op_t *op = NULL;
 
@@ -612,6 +614,34 @@ void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return;
     }
     uct_srqud_ep_put_refused(ep, op_id, first, last, status);
+}
+
+
+/* The initiator: an RMA_REFUSE, handled before the ack it carries */
+void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             const void *payload, size_t length)
+{
+    const uct_srqud_rma_refusal_t *refusal = payload;
+    uct_srqud_rma_seen_t seen;
+
+    if (refusal->id != 0) {
+        /* every time: a lost RMA_SEEN leaves the peer sending it again */
+        seen.id = refusal->id;
+        uct_srqud_ep_tx_notice(iface, ep, UCT_SRQUD_CTL_RMA_SEEN, &seen,
+                               sizeof(seen));
+        /* ids rise: a repeat, or a late copy of an older one */
+        if ((int32_t)(refusal->id - ep->rma_refusal_id) <= 0) {
+            return;
+        }
+        ep->rma_refusal_id = refusal->id;
+    }
+
+    ucs_debug("%s: peer refused put op %u (psn %u..%u): %s", iface->md->name,
+              refusal->op_id, refusal->first_psn, refusal->last_psn,
+              ucs_status_string((ucs_status_t)refusal->status));
+    uct_srqud_rma_put_refused(iface, ep, refusal->op_id, refusal->first_psn,
+                              refusal->last_psn,
+                              (ucs_status_t)refusal->status);
 }
 
 

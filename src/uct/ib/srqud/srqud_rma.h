@@ -87,8 +87,8 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                uint32_t op_id, ucs_status_t status);
 
-ucs_status_t uct_srqud_rma_refusal_ack_held(uct_srqud_iface_t *iface,
-                                            uct_srqud_ep_t *ep);
+ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep);
 
 void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                            const void *payload, size_t length);
@@ -96,13 +96,10 @@ void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
                                    uct_srqud_ep_t *ep);
 
-/* The initiator: a peer's RMA_REFUSE, and what it does to the put */
+/* The initiator (srqud_rma.c): a peer's RMA_REFUSE, which fails the put
+ * still sending or the flush that reports it, answered by RMA_SEEN */
 void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              const void *payload, size_t length);
-
-void uct_srqud_rma_put_refused(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint32_t op_id, uct_srqud_psn_t first,
-                               uct_srqud_psn_t last, ucs_status_t status);
 
 /* Copy-path operations: send what waits for resources, ask again */
 unsigned uct_srqud_rma_progress(uct_srqud_iface_t *iface, ucs_time_t now);

@@ -89,9 +89,9 @@ uct_srqud_rma_refusal_post(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
 
 /* Send the ep's oldest refusal, with the ack of everything up to its next
- * refused put */
-static ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
-                                               uct_srqud_ep_t *ep)
+ * refused put (also what the ep sends for any ack it owes while held) */
+ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
+                                        uct_srqud_ep_t *ep)
 {
     uct_srqud_rma_refusal_rec_t *rec, *next;
 
@@ -177,13 +177,6 @@ void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-ucs_status_t uct_srqud_rma_refusal_ack_held(uct_srqud_iface_t *iface,
-                                            uct_srqud_ep_t *ep)
-{
-    return uct_srqud_rma_refusal_send(iface, ep);
-}
-
-
 void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                            const void *payload, size_t length)
 {
@@ -211,32 +204,4 @@ void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
         uct_srqud_rma_refusal_free(iface, rec);
     }
     ep->flags &= ~UCT_SRQUD_EP_FLAG_ACK_HELD;
-}
-
-
-/* The initiator: an RMA_REFUSE, handled before the ack it carries */
-void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                             const void *payload, size_t length)
-{
-    const uct_srqud_rma_refusal_t *refusal = payload;
-    uct_srqud_rma_seen_t seen;
-
-    if (refusal->id != 0) {
-        /* every time: a lost RMA_SEEN leaves the peer sending it again */
-        seen.id = refusal->id;
-        uct_srqud_ep_tx_notice(iface, ep, UCT_SRQUD_CTL_RMA_SEEN, &seen,
-                               sizeof(seen));
-        /* ids rise: a repeat, or a late copy of an older one */
-        if ((int32_t)(refusal->id - ep->rma_refusal_id) <= 0) {
-            return;
-        }
-        ep->rma_refusal_id = refusal->id;
-    }
-
-    ucs_debug("%s: peer refused put op %u (psn %u..%u): %s", iface->md->name,
-              refusal->op_id, refusal->first_psn, refusal->last_psn,
-              ucs_status_string((ucs_status_t)refusal->status));
-    uct_srqud_rma_put_refused(iface, ep, refusal->op_id, refusal->first_psn,
-                              refusal->last_psn,
-                              (ucs_status_t)refusal->status);
 }
