@@ -12,6 +12,9 @@
 #       it in build/obj-VERSION: installed into the module directory of
 #       1.18.1 (its module list has srqud), into build/plugins-1.22.0 for
 #       1.22.0 (found through UCX_PLUGIN_PATH, set by contrib/env.sh)
+#   contrib/build.sh --ucc
+#       as --ucx 1.18.1, plus UCC (contrib/build-ucc.sh, build/ucc-V) and
+#       sucg's UCC TL, installed into UCC's component directory
 #
 # Idempotent: a second run only rebuilds what changed.
 #
@@ -63,10 +66,12 @@ log() {
 }
 
 UCX_VER=1.13.1
+WITH_UCC=no
 case "${1:-}" in
 --ucx) UCX_VER=${2:?--ucx VERSION}; shift 2 ;;
+--ucc) UCX_VER=1.18.1 WITH_UCC=yes; shift ;;
 "")    ;;
-*)     echo "usage: $0 [--ucx VERSION]" >&2; exit 2 ;;
+*)     echo "usage: $0 [--ucx VERSION | --ucc]" >&2; exit 2 ;;
 esac
 
 PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
@@ -157,8 +162,23 @@ if [ "$UCX_VER" != 1.13.1 ]; then
     1.22.*) moddir=$SRQUD_BUILD/plugins-$UCX_VER ;;
     *)      moddir=$UCX_PREFIX/lib/ucx ;;
     esac
+    ucc_args=()
+    if [ "$WITH_UCC" = yes ]; then
+        log "UCC against UCX $UCX_VER (about 4 min when not cached)"
+        UCC_PREFIX=$("$ROOT/contrib/build-ucc.sh" | tail -1)
+        ucc_v=$(basename "$UCC_PREFIX")
+        ucc_args=(--with-ucc="$UCC_PREFIX" --with-ucc-src="$SRQUD_BUILD/ucc-src/$ucc_v"
+                  --with-ucc-build="$SRQUD_BUILD/ucc-obj-${ucc_v#ucc-}")
+    fi
     build_tree "$SRQUD_BUILD/obj-$UCX_VER" "$UCX_PREFIX" --without-ompi --without-mpich \
-        --with-ucx-module-dir="$moddir"
+        --with-ucx-module-dir="$moddir" "${ucc_args[@]}"
+    if [ "$WITH_UCC" = yes ]; then
+        make -C "$SRQUD_BUILD/obj-$UCX_VER/src/sucg/ucc" install \
+            > "$SRQUD_BUILD/obj-$UCX_VER/make-install-ucc.out" 2>&1 ||
+            { tail -30 "$SRQUD_BUILD/obj-$UCX_VER/make-install-ucc.out"; exit 1; }
+        test -e "$UCC_PREFIX/lib/ucc/libucc_tl_sucg.so"
+        log "UCC TL: $UCC_PREFIX/lib/ucc/libucc_tl_sucg.so"
+    fi
     make -C "$SRQUD_BUILD/obj-$UCX_VER/src/uct/ib/srqud" install \
         > "$SRQUD_BUILD/obj-$UCX_VER/make-install.out" 2>&1 ||
         { tail -30 "$SRQUD_BUILD/obj-$UCX_VER/make-install.out"; exit 1; }

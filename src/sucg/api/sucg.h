@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define SUCG_API_VERSION 1
+#define SUCG_API_VERSION 2
 
 typedef struct sucg_context *sucg_context_h;
 typedef struct sucg_group   *sucg_group_h;
@@ -76,8 +76,15 @@ typedef struct sucg_group_params {
     ucp_ep_h               *eps;
     sucg_ep_cb_t            ep_cb;
     void                   *ep_cb_arg;
-    sucg_oob_allgather_cb_t oob_allgather;  /* required */
+    sucg_oob_allgather_cb_t oob_allgather;  /* required by sucg_group_create */
     void                   *oob_arg;
+    /*
+     * Tag space of the point-to-point algorithms (15 bits used). 0: the
+     * context's creation counter, which needs groups created in the same
+     * order on every rank; callers with a collective id of their own (a
+     * UCC team id, an MPI context id) pass it + 1 here.
+     */
+    uint32_t                id;
 } sucg_group_params_t;
 
 enum {
@@ -120,6 +127,23 @@ void         sucg_mem_invalidate(sucg_context_h context, void *addr, size_t len)
 ucs_status_t sucg_group_create(sucg_context_h context,
                                const sucg_group_params_t *params,
                                sucg_group_h *group_p);
+/*
+ * The same in two halves, for callers whose allgather is non-blocking (a
+ * UCC service collective): _post does the local part and returns this
+ * rank's record (*len bytes, the same on every rank, valid until _complete
+ * or _destroy); the caller allgathers the records (rank i's at
+ * rbuf + i * len) and passes them to _complete. A local failure in _post
+ * still yields a group and a record (marked failed, so every rank fails
+ * _complete the same way and nobody waits for it); oob_allgather is not
+ * used. _complete destroys the group on failure.
+ */
+ucs_status_t sucg_group_create_post(sucg_context_h context,
+                                    const sucg_group_params_t *params,
+                                    sucg_group_h *group_p,
+                                    const void **record, size_t *len);
+ucs_status_t sucg_group_create_complete(sucg_group_h group,
+                                        const void *records);
+
 /*
  * Local. No collective may be in progress on the group, and peers must be
  * done with it (e.g. all ranks completed their last collective and passed a

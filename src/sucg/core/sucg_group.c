@@ -193,28 +193,25 @@ static void sucg_group_release(sucg_group_h g)
     if (g->buf_memh != NULL) {
         ucp_mem_unmap(g->ctx->ucp_context, g->buf_memh);
     }
+    free(g->create_rec);
     free(g);
 }
 
-SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
-                                           const sucg_group_params_t *params,
-                                           sucg_group_h *group_p)
+SUCG_EXPORT ucs_status_t
+sucg_group_create_post(sucg_context_h ctx, const sucg_group_params_t *params,
+                       sucg_group_h *group_p, const void **record, size_t *len)
 {
-    sucg_oob_record_t *mine = NULL, *rec;
-    uint8_t *all            = NULL;
-    void *rkey_buf          = NULL;
-    size_t rkey_len         = 0;
-    ucp_address_t *waddr    = NULL;
-    size_t waddr_len        = 0;
-    ucs_status_t status, lstatus = UCS_OK;
-    ucp_ep_params_t ep_params;
+    void *rkey_buf       = NULL;
+    size_t rkey_len      = 0;
+    ucp_address_t *waddr = NULL;
+    size_t waddr_len     = 0;
+    ucs_status_t lstatus;
     sucg_group_h g;
     int r;
 
-    if ((params == NULL) || (params->oob_allgather == NULL) ||
-        (params->size < 1) || (params->rank < 0) ||
+    if ((params == NULL) || (params->size < 1) || (params->rank < 0) ||
         (params->rank >= params->size)) {
-        sucg_error("sucg_group_create: need oob_allgather and 0 <= rank < size");
+        sucg_error("sucg_group_create: need 0 <= rank < size");
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -222,22 +219,30 @@ SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
     if (g == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-    g->ctx   = ctx;
-    g->rank  = params->rank;
-    g->size  = params->size;
-    g->id    = ctx->next_group_id++;
-    g->peers = calloc(g->size, sizeof(*g->peers));
-    mine     = calloc(1, SUCG_OOB_RECORD_SIZE);
-    all      = calloc(g->size, SUCG_OOB_RECORD_SIZE);
-    if ((g->peers == NULL) || (mine == NULL) || (all == NULL)) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err;   /* before the OOB: every rank fails the same way or hangs;
-                     * out of memory here is not worth a protocol */
+    g->ctx        = ctx;
+    g->rank       = params->rank;
+    g->size       = params->size;
+    g->id         = (params->id != 0) ? (uint16_t)(params->id - 1) :
+                                        ctx->next_group_id++;
+    g->ep_cb      = params->ep_cb;
+    g->ep_cb_arg  = params->ep_cb_arg;
+    g->peers      = calloc(g->size, sizeof(*g->peers));
+    g->create_rec = calloc(1, SUCG_OOB_RECORD_SIZE);
+    if ((g->peers == NULL) || (g->create_rec == NULL)) {
+        /* before the exchange: every rank fails the same way or hangs; out
+         * of memory here is not worth a protocol */
+        sucg_group_release(g);
+        return UCS_ERR_NO_MEMORY;
+    }
+    if (params->eps != NULL) {
+        for (r = 0; r < g->size; ++r) {
+            g->peers[r].ep = (r == g->rank) ? NULL : params->eps[r];
+        }
     }
 
     /*
-     * Local failures from here on still take part in the OOB allgather
-     * (with error set): the other ranks must not block in it forever.
+     * Local failures from here on still take part in the exchange (with
+     * error set): the other ranks must not wait for us forever.
      */
     lstatus = sucg_group_alloc_buffer(g);
     if (lstatus == UCS_OK) {
@@ -251,55 +256,73 @@ SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
                                             &waddr_len);
     }
     if (lstatus == UCS_OK) {
-        sucg_group_fill_record(g, mine, rkey_buf, rkey_len, waddr, waddr_len);
+        sucg_group_fill_record(g, g->create_rec, rkey_buf, rkey_len, waddr,
+                               waddr_len);
     } else {
-        sucg_group_fill_record(g, mine, NULL, 0, NULL, 0);
-        mine->error = 1;
+        sucg_group_fill_record(g, g->create_rec, NULL, 0, NULL, 0);
+        g->create_rec->error = 1;
     }
+    g->create_status = lstatus;
+    if (waddr != NULL) {
+        ucp_worker_release_address(ctx->ucp_worker, waddr);
+    }
+    if (rkey_buf != NULL) {
+        ucp_rkey_buffer_release(rkey_buf);
+    }
+    *group_p = g;
+    *record  = g->create_rec;
+    *len     = SUCG_OOB_RECORD_SIZE;
+    return UCS_OK;
+}
 
-    status = params->oob_allgather(mine, all, SUCG_OOB_RECORD_SIZE,
-                                   params->oob_arg);
-    if (status != UCS_OK) {
-        sucg_error("group: OOB allgather failed: %s", ucs_status_string(status));
-        goto err;
-    }
-    if (lstatus != UCS_OK) {
-        status = lstatus;
-        goto err;
-    }
+/* peer r's endpoint, from the record when sucg creates its own */
+static ucs_status_t sucg_group_connect(sucg_group_h g, int r,
+                                      const sucg_oob_record_t *rec)
+{
+    ucp_ep_params_t ep_params;
+    ucs_status_t status;
 
-    for (r = 0; r < g->size; ++r) {
-        rec    = (sucg_oob_record_t*)(all + (size_t)r * SUCG_OOB_RECORD_SIZE);
-        status = sucg_group_check_record(g, r, rec, mine);
-        if (status != UCS_OK) {
-            goto err;
+    if (g->ep_cb != NULL) {
+        g->peers[r].ep = g->ep_cb(r, g->ep_cb_arg);
+    } else if (g->own_eps) {
+        if (rec->addr_len == 0) {
+            sucg_error("group: rank %d sent no worker address", r);
+            return UCS_ERR_INVALID_PARAM;
         }
-        if (r == g->rank) {
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+        ep_params.address    = (ucp_address_t*)(rec->data + rec->rkey_len);
+        status = ucp_ep_create(g->ctx->ucp_worker, &ep_params, &g->peers[r].ep);
+        if (status != UCS_OK) {
+            sucg_error("group: ucp_ep_create to rank %d failed: %s", r,
+                       ucs_status_string(status));
+            return status;
+        }
+    }
+    if (g->peers[r].ep == NULL) {
+        sucg_error("group: no endpoint for rank %d", r);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
+                                                    const void *records)
+{
+    const uint8_t *all = records;
+    const sucg_oob_record_t *rec;
+    ucs_status_t status = g->create_status;
+    int r;
+
+    for (r = 0; (status == UCS_OK) && (r < g->size); ++r) {
+        rec    = (const sucg_oob_record_t*)(all + (size_t)r *
+                                            SUCG_OOB_RECORD_SIZE);
+        status = sucg_group_check_record(g, r, rec, g->create_rec);
+        if ((status != UCS_OK) || (r == g->rank)) {
             continue;
         }
-        if (params->eps != NULL) {
-            g->peers[r].ep = params->eps[r];
-        } else if (params->ep_cb != NULL) {
-            g->peers[r].ep = params->ep_cb(r, params->ep_cb_arg);
-        } else {
-            if (rec->addr_len == 0) {
-                sucg_error("group: rank %d sent no worker address", r);
-                status = UCS_ERR_INVALID_PARAM;
-                goto err;
-            }
-            ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-            ep_params.address    = (ucp_address_t*)(rec->data + rec->rkey_len);
-            status = ucp_ep_create(ctx->ucp_worker, &ep_params, &g->peers[r].ep);
-            if (status != UCS_OK) {
-                sucg_error("group: ucp_ep_create to rank %d failed: %s", r,
-                           ucs_status_string(status));
-                goto err;
-            }
-        }
-        if (g->peers[r].ep == NULL) {
-            sucg_error("group: no endpoint for rank %d", r);
-            status = UCS_ERR_INVALID_PARAM;
-            goto err;
+        status = sucg_group_connect(g, r, rec);
+        if (status != UCS_OK) {
+            break;
         }
         g->peers[r].buf_addr = rec->buf_addr;
         status = ucp_ep_rkey_unpack(g->peers[r].ep, rec->data,
@@ -307,31 +330,53 @@ SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
         if (status != UCS_OK) {
             sucg_error("group: cannot unpack the rkey of rank %d: %s", r,
                        ucs_status_string(status));
-            goto err;
         }
     }
-
-    if (waddr != NULL) {
-        ucp_worker_release_address(ctx->ucp_worker, waddr);
+    free(g->create_rec);
+    g->create_rec = NULL;
+    if (status != UCS_OK) {
+        sucg_group_release(g);
+        return status;
     }
-    ucp_rkey_buffer_release(rkey_buf);
-    free(mine);
-    free(all);
-    g->next     = ctx->groups;
-    ctx->groups = g;
-    *group_p    = g;
+    g->next        = g->ctx->groups;
+    g->ctx->groups = g;
     return UCS_OK;
+}
 
-err:
-    if (waddr != NULL) {
-        ucp_worker_release_address(ctx->ucp_worker, waddr);
+SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
+                                           const sucg_group_params_t *params,
+                                           sucg_group_h *group_p)
+{
+    const void *record;
+    sucg_group_h g;
+    ucs_status_t status;
+    size_t len;
+    void *all;
+
+    if ((params == NULL) || (params->oob_allgather == NULL)) {
+        sucg_error("sucg_group_create: need oob_allgather");
+        return UCS_ERR_INVALID_PARAM;
     }
-    if (rkey_buf != NULL) {
-        ucp_rkey_buffer_release(rkey_buf);
+    status = sucg_group_create_post(ctx, params, &g, &record, &len);
+    if (status != UCS_OK) {
+        return status;
     }
-    free(mine);
+    all = calloc(g->size, len);
+    if (all == NULL) {
+        sucg_group_release(g);
+        return UCS_ERR_NO_MEMORY;
+    }
+    status = params->oob_allgather(record, all, len, params->oob_arg);
+    if (status != UCS_OK) {
+        sucg_error("group: OOB allgather failed: %s", ucs_status_string(status));
+        sucg_group_release(g);
+    } else {
+        status = sucg_group_create_complete(g, all);
+    }
     free(all);
-    sucg_group_release(g);
+    if (status == UCS_OK) {
+        *group_p = g;
+    }
     return status;
 }
 

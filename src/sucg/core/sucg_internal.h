@@ -11,7 +11,11 @@
 
 #include <string.h>
 
+/* The UCC TL compiles sucg into itself with SUCG_EXPORT defined empty, so
+ * that its copy stays private beside a process's libsucg */
+#ifndef SUCG_EXPORT
 #define SUCG_EXPORT __attribute__((visibility("default")))
+#endif
 
 #define sucg_error(_fmt, ...) \
     fprintf(stderr, "[sucg] error: " _fmt "\n", ## __VA_ARGS__)
@@ -94,6 +98,11 @@ struct sucg_group {
     uint64_t            seq;        /* collectives started */
     sucg_coll_h         queue_head; /* started, in order; head is running */
     sucg_coll_h         queue_tail;
+    /* between sucg_group_create_post and _complete */
+    struct sucg_oob_record *create_rec;   /* this rank's record */
+    ucs_status_t        create_status;    /* of the local part */
+    sucg_ep_cb_t        ep_cb;
+    void               *ep_cb_arg;
 };
 
 typedef enum {

@@ -1,0 +1,133 @@
+#!/bin/bash
+#
+# Build UCC from a pinned source into $SRQUD_BUILD, for srqud's UCC TL
+# (issue 12):
+#
+#   contrib/build-ucc.sh            prints the prefix as its last line
+#
+# Which UCC: upstream's tag v1.8.0 (pinned commit and sha256 of the tar
+# stream), the newest UCC release in our mirror. Debian testing lists ucc 1.9.0-2 (its .dsc
+# would be preferred), but its files could not be downloaded
+# here (the archive answered 404 for its pool files on 2026-11-25, .dsc
+# sha256 fb807bdf3c007ab0...); upstream's
+# v1.9.0 final is not in our mirror, only v1.9.0-rc1, and a release candidate
+# is not what clusters run. Said loudly, and recorded in the stamp.
+#
+# Built against UCX 1.18.1 ($SRQUD_BUILD/ucx-1.18.1, contrib/build-ucx.sh):
+# UCC >= 1.5 calls ucp_memh_pack (UCX >= 1.14), so Debian 12's UCX 1.13.1
+# cannot carry it. Open MPI 4.1.4 (Debian's mpicc/mpicxx) builds UCC's MPI
+# test and benchmark (ucc_test_mpi, ucc_perftest). Only the TLs ucp and self
+# (no CUDA, NCCL, SHARP, mlx5 here).
+#
+# srqud's TL (src/sucg/ucc) compiles against UCC's internal headers, so the
+# configured source and object trees are kept:
+#   $SRQUD_BUILD/ucc-src/ucc-V   sources     $SRQUD_BUILD/ucc-obj-V  objects
+#   $SRQUD_BUILD/ucc-V           prefix (lib/ucc holds the libucc_tl_*.so)
+# Cached: the stamp in the prefix holds version + source + UCX stamp + this
+# script's hash; a second run with the same key does nothing.
+#
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+JOBS=${JOBS:-2}
+
+# --- pins ---------------------------------------------------------------
+UCC_VERSION=1.8.0
+UCC_COMMIT=211e2f60436cba7c044195acb43752aa70eab38f
+# sha256 of: git archive --format=tar --prefix=ucc-1.8.0/ v1.8.0
+UCC_TAR_SHA256=209d1a4c654ce393f3b47a06b870e7a4910e96a47638b7440417f326bef055f3
+UCC_UCX=1.18.1
+
+UCC_GIT_MIRROR=${UCC_GIT_MIRROR:-/work/.mirror/openucx+ucc/repo}
+UCC_TAG_URL=${UCC_TAG_URL:-https://github.com/openucx/ucc/archive/refs/tags}
+
+SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
+log() { echo "== build-ucc: $*" >&2; }
+die() { echo "build-ucc: $*" >&2; exit 1; }
+
+OBJ=$SRQUD_BUILD/ucc-obj-$UCC_VERSION
+run_step() {   # run_step NAME OUTFILE CMD...: output in OUTFILE, time logged
+    local name=$1 out=$2 t0 rc
+    shift 2
+    t0=$(date +%s)
+    "$@" > "$out" 2>&1 && rc=0 || rc=$?
+    [ "$rc" = 0 ] && log "$name done in $(( $(date +%s) - t0 ))s"
+    return $rc
+}
+
+fetch_upstream() {   # the pinned tag into $SRC
+    local tar=$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION.tar got
+    mkdir -p "$SRQUD_BUILD/ucc-src"
+    if [ -d "$UCC_GIT_MIRROR" ] &&
+       got=$(git --git-dir="$UCC_GIT_MIRROR" rev-parse -q --verify "v$UCC_VERSION^{commit}"); then
+        [ "$got" = "$UCC_COMMIT" ] || die "tag v$UCC_VERSION in $UCC_GIT_MIRROR is $got, pinned $UCC_COMMIT"
+        log "git archive v$UCC_VERSION ($UCC_COMMIT) from $UCC_GIT_MIRROR"
+        git --git-dir="$UCC_GIT_MIRROR" archive --format=tar \
+            --prefix="ucc-$UCC_VERSION/" "v$UCC_VERSION" > "$tar"
+    else
+        log "downloading $UCC_TAG_URL/v$UCC_VERSION.tar.gz"
+        curl -fsSL --retry 3 "$UCC_TAG_URL/v$UCC_VERSION.tar.gz" | gzip -dc > "$tar" ||
+            die "could not download v$UCC_VERSION (and no mirror at $UCC_GIT_MIRROR)"
+    fi
+    echo "$UCC_TAR_SHA256  $tar" | sha256sum -c --quiet - ||
+        die "$tar: sha256 $(sha256sum "$tar" | cut -c1-64), pinned $UCC_TAR_SHA256"
+    [ "$(git get-tar-commit-id < "$tar")" = "$UCC_COMMIT" ] || die "$tar is not commit $UCC_COMMIT"
+    rm -rf "$SRC"
+    tar -xf "$tar" -C "$SRQUD_BUILD/ucc-src"
+    rm -f "$tar"
+    echo "git:v$UCC_VERSION:$UCC_COMMIT:tar-sha256:${UCC_TAR_SHA256:0:16}" > "$SRC/.srqud-source"
+}
+
+UCX_PREFIX=$("$ROOT/contrib/build-ucx.sh" --ucx "$UCC_UCX" | tail -1)
+PREFIX=$SRQUD_BUILD/ucc-$UCC_VERSION
+SRC=$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION
+STAMP=$PREFIX/.srqud-stamp
+
+if [ ! -f "$SRC/.srqud-source" ]; then
+    fetch_upstream
+fi
+KEY="$UCC_VERSION $(cat "$SRC/.srqud-source") ucx:$(cat "$UCX_PREFIX/.srqud-stamp") script:$SCRIPT_HASH"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && [ -x "$PREFIX/bin/ucc_info" ]; then
+    log "cached in $PREFIX"
+    echo "$PREFIX"
+    exit 0
+fi
+log "UCC $UCC_VERSION from $(cat "$SRC/.srqud-source"), UCX $UCC_UCX ($UCX_PREFIX)"
+
+if [ ! -x "$SRC/configure" ]; then
+    run_step autogen "$SRC/autogen.out" \
+        env GIT_CEILING_DIRECTORIES="$SRQUD_BUILD/ucc-src" sh -c "cd '$SRC' && ./autogen.sh" ||
+        { tail -30 "$SRC/autogen.out"; exit 1; }
+fi
+rm -rf "$OBJ"
+mkdir -p "$OBJ"
+cd "$OBJ"
+log "configure (about 30 s; prefix $PREFIX)"
+run_step configure configure.out "$SRC/configure" --prefix="$PREFIX" \
+    --disable-dependency-tracking --disable-static \
+    --with-ucx="$UCX_PREFIX" --with-mpi=/usr --with-tls=ucp,self \
+    --without-cuda --without-rocm --without-nccl --without-rccl \
+    --without-sharp --without-doca_urom --without-ibverbs \
+    LDFLAGS="-Wl,-rpath,$UCX_PREFIX/lib" ||
+    { tail -30 configure.out; exit 1; }
+grep -q "define HAVE_MPI 1" config.h || die "configure found no MPI (mpicc, mpicxx)"
+
+total=$(find "$SRC/src" "$SRC/test/mpi" "$SRC/tools" -name '*.c' -o -name '*.cc' | wc -l)
+log "make -j$JOBS (about 3-5 min, ~$total files)"
+make -j"$JOBS" > make.out 2>&1 &
+pid=$!
+t0=$(date +%s)
+while kill -0 $pid 2>/dev/null; do
+    sleep 30
+    kill -0 $pid 2>/dev/null &&
+        log "... $(( ($(date +%s) - t0) / 60 )) min $(( ($(date +%s) - t0) % 60 )) s, $(find . -name '*.o' | wc -l) of ~$total files compiled"
+done
+wait $pid || { grep -B3 -A10 "error" make.out | head -60; exit 1; }
+rm -rf "$PREFIX"
+run_step install install.out make install || { tail -30 install.out; exit 1; }
+[ -x "$PREFIX/bin/ucc_test_mpi" ] || die "no ucc_test_mpi in $PREFIX/bin"
+"$PREFIX/bin/ucc_info" -v >/dev/null || die "$PREFIX/bin/ucc_info -v fails"
+echo "$KEY" > "$STAMP"
+log "installed in $PREFIX"
+echo "$PREFIX"
