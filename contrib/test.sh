@@ -10,7 +10,8 @@
 # (1.18.1, 1.22.0; SRQUD_CI_UCX="..." to choose): UCX built from source,
 # host unit tests, loading and refusal of foreign modules, and in the VM
 # the device tests, UCP and MPI smoke tests and UCX's UCT conformance suite
-# of that version (its seven longest cases left out).
+# of that version (its seven longest cases left out). With 1.18.1 also UCC,
+# sucg's UCC TL and Open MPI's coll/ucc (test/ucc/run.sh, host and VM).
 #
 #   contrib/test.sh --ucx VERSION [--full]
 #       only that version, every conformance case with --full (the
@@ -111,15 +112,25 @@ test_other_ucx() {  # test_other_ucx VERSION
     local v=$1 n
     n=$(echo "$v" | tr . _)
     echo "== UCX $v"
-    step build_ucx_$n "$ROOT/contrib/build.sh" --ucx "$v" || return 1
+    # 1.18.1 is UCC's UCX here: with it, UCC, the UCC TL and Open MPI's
+    # coll/ucc (issue 12), tested on the host (shared memory) and in the VM
+    local build_args=(--ucx "$v")
+    [ "$v" = 1.18.1 ] && build_args=(--ucc)
+    step build_ucx_$n "$ROOT/contrib/build.sh" "${build_args[@]}" || return 1
     step host_unit_tests_ucx_$n sh -c "make -C '$SRQUD_BUILD/obj-$v' check > '$SRQUD_BUILD/unit-$v.out' 2>&1"
     step build_ucx_uct_gtest_$n "$ROOT/contrib/build-ucx-gtest.sh" --ucx "$v"
+    if [ "$v" = 1.18.1 ]; then
+        step build_coll_ucc "$ROOT/contrib/build-coll-ucc.sh"
+        step host_ucc_tl_tests "$ROOT/test/ucc/run.sh" --net host --quick
+    fi
     echo "== device tests, UCX $v"
     SRQUD_UCX=$v SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- \
         "$ROOT/contrib/vm-tests.sh" --ucx "$v"
 }
 
 if [ -n "$ONLY_UCX" ] && [ "$ONLY_UCX" != 1.13.1 ]; then
+    # the UCC TL's tests check MPI_Allgather with the default build's checker
+    [ "$ONLY_UCX" = 1.18.1 ] && { step build "$ROOT/contrib/build.sh" || finish; }
     test_other_ucx "$ONLY_UCX"
     # with the default version's module when it is built: refusals both ways
     if [ -e "$SRQUD_BUILD/obj/src/uct/ib/srqud/.libs/libuct_srqud.so.0" ]; then

@@ -134,6 +134,13 @@ elif [ $ROUTE = ucx ]; then
     # this UCX's libucp.so.0 (env.sh puts it first in LD_LIBRARY_PATH)
     TEST_TIMEOUT=900 run ${V}_mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np 2 -- -o 64
     grep '^RESULT ' "$LOGDIR/${V}_mpi_srqud.log" | sed 's/^RESULT/    mpi run:/'
+    # sucg's UCC TL over srqud (UCC is built against 1.18.1): UCC's
+    # ucc_test_mpi per algorithm, MPI_Allgather through Open MPI's coll/ucc,
+    # bad input
+    if [ "$UCX_VER" = 1.18.1 ]; then
+        TEST_TIMEOUT=900 run ${V}_ucc_tl_srqud "$ROOT/test/ucc/run.sh" --net srqud --quick
+        grep '^ucc test:' "$LOGDIR/${V}_ucc_tl_srqud.log" | sed 's/^/    /'
+    fi
     # UCX's own UCT conformance suite of this version, srqud cases
     long=
     [ "${SRQUD_FULL:-0}" = 1 ] || long=$(sed -n 's/^#long //p' "$ROOT/test/ucx-gtest/srqud.filter" | paste -sd:)

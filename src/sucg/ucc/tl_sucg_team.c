@@ -117,14 +117,25 @@ static ucc_status_t ucc_tl_sucg_team_connect(ucc_tl_sucg_team_t *team)
     if (team->records == NULL) {
         return UCC_ERR_NO_MEMORY;
     }
+    if (size == 1) {
+        /* UCC has no service team for one process: nothing to exchange */
+        memcpy(team->records, record, len);
+        return UCC_OK;
+    }
     return ucc_service_allgather(UCC_TL_CORE_TEAM(team), (void*)record,
                                  team->records, len,
                                  ucc_tl_sucg_team_subset(team), &team->req);
 }
 
+/* the pending service collective is done (none pending: a team of one) */
 static ucc_status_t ucc_tl_sucg_team_req_done(ucc_tl_sucg_team_t *team)
 {
-    ucc_status_t status = ucc_service_coll_test(team->req);
+    ucc_status_t status;
+
+    if (team->req == NULL) {
+        return UCC_OK;
+    }
+    status = ucc_service_coll_test(team->req);
 
     if (status == UCC_INPROGRESS) {
         return status;
@@ -132,6 +143,31 @@ static ucc_status_t ucc_tl_sucg_team_req_done(ucc_tl_sucg_team_t *team)
     ucc_service_coll_finalize(team->req);
     team->req = NULL;
     return status;
+}
+
+/* EXCHANGE done: this rank's outcome, then the vote on it */
+static ucc_status_t ucc_tl_sucg_team_vote(ucc_tl_sucg_team_t *team,
+                                          ucc_status_t exchanged)
+{
+    ucc_status_t status = exchanged;
+
+    if (status == UCC_OK) {
+        status = ucs_status_to_ucc_status(
+            sucg_group_create_complete(team->group, team->records));
+        if (status != UCC_OK) {
+            team->group = NULL;   /* destroyed by complete */
+        }
+    }
+    team->ok = (status == UCC_OK);
+    ucc_free(team->records);
+    team->records = NULL;
+    if (UCC_TL_TEAM_SIZE(team) == 1) {
+        team->all_ok = team->ok;
+        return UCC_OK;
+    }
+    return ucc_service_allreduce(UCC_TL_CORE_TEAM(team), &team->ok,
+                                 &team->all_ok, UCC_DT_INT32, 1, UCC_OP_MIN,
+                                 ucc_tl_sucg_team_subset(team), &team->req);
 }
 
 ucc_status_t ucc_tl_sucg_team_create_test(ucc_base_team_t *tl_team)
@@ -156,22 +192,7 @@ ucc_status_t ucc_tl_sucg_team_create_test(ucc_base_team_t *tl_team)
         if (status == UCC_INPROGRESS) {
             return status;
         }
-        team->ok = 0;
-        if (status == UCC_OK) {
-            status = ucs_status_to_ucc_status(
-                sucg_group_create_complete(team->group, team->records));
-            if (status != UCC_OK) {
-                team->group = NULL;   /* destroyed by complete */
-            }
-            team->ok = (status == UCC_OK);
-        }
-        ucc_free(team->records);
-        team->records = NULL;
-        status = ucc_service_allreduce(UCC_TL_CORE_TEAM(team), &team->ok,
-                                       &team->all_ok, UCC_DT_INT32, 1,
-                                       UCC_OP_MIN,
-                                       ucc_tl_sucg_team_subset(team),
-                                       &team->req);
+        status = ucc_tl_sucg_team_vote(team, status);
         if (status != UCC_OK) {
             team->state = UCC_TL_SUCG_TEAM_FAILED;
             return status;

@@ -1,0 +1,152 @@
+#!/bin/bash
+#
+# Tests of sucg's UCC TL (tl/sucg, issue 12), with real UCC and Open MPI:
+#
+#   test/ucc/run.sh [--net host|srqud|rc] [--quick]
+#
+#   info      ucc_info lists tl/sucg, its default score and algorithms
+#   default   without tuning UCC keeps its own allgather (tl/ucp): the TL's
+#             default score is below tl/ucp's until a benchmark says more
+#   ucc_test  UCC's own ucc_test_mpi, allgather, every algorithm forced in
+#             turn (UCC_TL_SUCG_TUNE=allgather:inf:@ALG): teams world, half,
+#             reverse, odd_even; int8, int32, float64; 2 B .. 8 MiB per
+#             rank, x4 steps (1 MiB in the VM); in place and persistent both ways;
+#             every element checked by ucc_test_mpi, and every allgather
+#             must have run in tl/sucg (UCC_COLL_TRACE)
+#   ompi      MPI_Allgather through Open MPI 4.1.4's coll/ucc
+#             (contrib/build-coll-ucc.sh) into tl/sucg, checked byte by
+#             byte by sucg_mpi_allgather_test (test/sucg/mpi)
+#   bad       bad input (ucc_bad_input.c): counts that are no allgather,
+#             teams whose group cannot be created on any rank (UCC's own
+#             algorithm takes over, the context stays usable), a team of 1
+#
+# --net host: shared memory (the TL's UCP and UCC's tl/ucp alike); srqud
+# and rc: inside the Soft-RoCE VM, the TL's worker on that transport.
+# Open MPI's own traffic: pml ucx on the same transport. Needs
+# contrib/build.sh --ucc. Prints "ucc-tests: N passed, M failed"; exit
+# status 1 on any failure.
+#
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${SRQUD_BUILD:-$ROOT/build}
+NET=host
+QUICK=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --net)   NET=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    *) echo "usage: $0 [--net host|srqud|rc] [--quick]" >&2; exit 2 ;;
+    esac
+done
+
+. "$ROOT/test/sucg/mpi/mpirun.sh"
+sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
+UCC=$(ls -d "$B"/ucc-[0-9]*/ 2>/dev/null | head -1)
+UCC=${UCC%/}
+UCX_PREFIX=$B/ucx-1.18.1
+COLL_UCC=$B/coll-ucc-4.1.4/lib
+BAD=$B/obj-1.18.1/test/ucc/ucc_bad_input
+ALLGATHER_TEST=$B/obj/test/sucg/sucg_mpi_allgather_test_ompi
+for f in "$UCC/bin/ucc_test_mpi" "$UCC/lib/ucc/libucc_tl_sucg.so" \
+         "$COLL_UCC/mca_coll_ucc.so" "$BAD" "$ALLGATHER_TEST"; do
+    [ -e "$f" ] || { echo "ucc-tests: missing $f (contrib/build.sh --ucc; contrib/build-coll-ucc.sh)"; exit 1; }
+done
+# one libucp per process: UCC's UCX for MPI's pml too
+export LD_LIBRARY_PATH=$UCX_PREFIX/lib:$UCC/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ "$NET" = host ] && UCX_ENV+=(UCX_TLS=sm,self)
+UCX_ENV+=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH" UCC_CL_BASIC_TLS=ucp,sucg,self)
+
+LOG=$(mktemp -d /tmp/ucc-tests.XXXXXX)
+pass=0
+fail=0
+result() {   # result NAME OK(0/1) DETAIL
+    if [ "$2" = 0 ]; then
+        pass=$((pass + 1)); echo "ucc test: $1 PASS ($3)"
+    else
+        fail=$((fail + 1)); echo "ucc test: $1 FAIL ($3; log $LOG/$1.out)"
+    fi
+}
+
+# coll_init lines of UCC_COLL_TRACE: allgathers in tl/sucg, and any other
+# component but the no-op UCC uses for zero-size collectives
+trace_count() {   # trace_count FILE -> "SUCG OTHER"
+    echo "$(grep 'coll_init: Allgather' "$1" | grep -c 'TL_SUCG}')" \
+         "$(grep 'coll_init: Allgather' "$1" | grep -v 'TL_SUCG}' | grep -vc 'NoOp')"
+}
+
+# --- info ---------------------------------------------------------------
+out=$LOG/info.out
+{ "$UCC/bin/ucc_info" -s; "$UCC/bin/ucc_info" -A; } > "$out" 2>&1
+grep -q 'sucg=5' "$out" && grep -q 'tl/sucg algorithms' "$out" &&
+    grep -qE '^ +2 : +ring' "$out"
+result info $? "$(grep -o 'Default TLs scores.*' "$out")"
+
+# --- default: tl/ucp keeps allgather ------------------------------------
+out=$LOG/default.out
+sucg_ompi UCC_COLL_TRACE=info 2 --mca coll ^ucc "$UCC/bin/ucc_test_mpi" \
+    -c allgather -t world -d int32 -m 8:4096:8 > "$out" 2>&1
+rc=$?
+read -r ns no < <(trace_count "$out")
+[ $rc = 0 ] && [ "$ns" = 0 ] && grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'
+result default $? "rc $rc, tl/sucg ran $ns allgathers, untuned"
+
+# --- ucc_test_mpi, every algorithm --------------------------------------
+if [ "$NET" = host ]; then NPS="2 3 4 5 8" MAXM=8388608; else NPS="2 3 4" MAXM=1048576; fi
+[ $QUICK = 1 ] && NPS="2 5"
+[ $QUICK = 1 ] && [ "$NET" != host ] && NPS="3"
+for alg in auto rd ring p2p_rd p2p_ring; do
+    for np in $NPS; do
+        name=ucc_test_${alg}_np$np
+        out=$LOG/$name.out
+        sucg_ompi UCC_TL_SUCG_TUNE="allgather:inf:@$alg" UCC_COLL_TRACE=info \
+            "$np" --mca coll ^ucc "$UCC/bin/ucc_test_mpi" -c allgather \
+            -t world,half,reverse,odd_even -M host -d int8,int32,float64 \
+            -m 2:$MAXM:4 -Z $((MAXM * 16)) -I 2 -P 2 > "$out" 2>&1
+        rc=$?
+        read -r ns no < <(trace_count "$out")
+        passed=$(sed -n 's/^passed: *//p' "$out")
+        failed=$(sed -n 's/^failed: *//p' "$out")
+        [ $rc = 0 ] && [ "${failed:-x}" = 0 ] && [ "${passed:-0}" -gt 0 ] &&
+            [ "$ns" -gt 0 ] && [ "$no" = 0 ]
+        result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no"
+    done
+done
+
+# --- Open MPI coll/ucc --------------------------------------------------
+sucg_ompi_component_args "$COLL_UCC"
+for np in $([ $QUICK = 1 ] && echo 4 || echo "2 4 5"); do
+    name=ompi_coll_ucc_np$np
+    out=$LOG/$name.out
+    sucg_ompi UCC_TL_SUCG_TUNE=allgather:inf UCC_COLL_TRACE=info "$np" \
+        "${SUCG_OMPI_COMPONENT_ARGS[@]}" --mca coll_ucc_enable 1 \
+        --mca coll_ucc_priority 100 \
+        "$ALLGATHER_TEST" -b $([ "$NET" = host ] && echo 1048576 || echo 262144) > "$out" 2>&1
+    rc=$?
+    read -r ns no < <(trace_count "$out")
+    line=$(grep -o 'allgather_test: np=.*errors' "$out")
+    [ $rc = 0 ] && [ "$ns" -gt 0 ] && echo "$line" | grep -q ' 0 errors'
+    result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers"
+done
+
+# --- bad input ----------------------------------------------------------
+for np in 1 3; do
+    name=bad_input_np$np
+    out=$LOG/$name.out
+    sucg_ompi UCC_TL_SUCG_TUNE=allgather:inf UCC_COLL_TRACE=info "$np" \
+        --mca coll ^ucc "$BAD" > "$out" 2>&1
+    rc=$?
+    line=$(grep -o 'ucc_bad_input: .*' "$out" | tail -1)
+    read -r ns no < <(trace_count "$out")
+    # np >= 2: the team without a group must have run UCC's own allgather
+    # after sucg said why it could not create the group
+    fell_back=1
+    [ "$np" = 1 ] || { grep -q 'SUCG_GROUP_BUFFER_SIZE differs' "$out" &&
+                       grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'; } ||
+        fell_back=0
+    [ $rc = 0 ] && echo "$line" | grep -q ' 0 failed' && [ "$ns" -gt 0 ] &&
+        [ $fell_back = 1 ]
+    result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers, UCC's own $no"
+done
+
+echo "ucc-tests: $pass passed, $fail failed (net $NET; logs in $LOG)"
+[ $fail = 0 ] && [ $pass -gt 0 ]
