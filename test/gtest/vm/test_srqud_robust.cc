@@ -18,6 +18,7 @@ extern "C" {
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -501,6 +502,21 @@ TEST(srqud_robust, invalid_config_fails_at_iface_open)
 }
 
 
+/* What a sender's retransmission did, for a failure's message */
+static std::string sender_counters(iface &i)
+{
+    uct_srqud_iface_stats_t st = srqud_stats(i.handle);
+    char buf[256];
+
+    snprintf(buf, sizeof(buf), "tx_packets %lu retransmits %lu (fast %lu) "
+             "timeouts %lu tx_errors %lu qp_resets %lu acks received via "
+             "rx_packets %lu", st.tx_packets, st.tx_retransmits,
+             st.tx_fast_retransmits, st.tx_timeouts, st.tx_errors,
+             st.qp_resets, st.rx_packets);
+    return buf;
+}
+
+
 /* Two processes, addresses exchanged over a pipe as UCP would exchange its
  * worker address out of band */
 TEST(srqud_robust, two_processes_exchange_verified_messages)
@@ -524,7 +540,32 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
             if ((ctx.init() == UCS_OK) && (rx.open() == UCS_OK) &&
                 (c.attach(rx, 1) == UCS_OK)) {
                 if (write_address(to_parent[1], rx)) {
-                    progress_until(rx, [&] { return c.count >= n; }, 200000000ul);
+                    /* a stall of 5 s says what the receiver saw, once: a
+                     * sender that fails its ep cannot tell why */
+                    unsigned last = 0;
+                    auto since = std::chrono::steady_clock::now();
+                    bool told = false;
+                    progress_until(rx, [&] {
+                        if (c.count != last) {
+                            last  = c.count;
+                            since = std::chrono::steady_clock::now();
+                        } else if (!told &&
+                                   (std::chrono::steady_clock::now() - since >
+                                    std::chrono::seconds(5))) {
+                            uct_srqud_iface_stats_t st = srqud_stats(rx.handle);
+                            fprintf(stderr, "receiver stalled at %u of %u: rx_packets %lu "
+                                    "duplicates %lu held %lu reorder_dropped %lu "
+                                    "no_ep %lu malformed %lu rx_errors %lu acks_sent %lu "
+                                    "tx_errors %lu qp_resets %lu srq_target %u\n",
+                                    c.count, n, st.rx_packets, st.rx_duplicates,
+                                    st.rx_held, st.rx_reorder_dropped, st.rx_no_ep,
+                                    st.rx_dropped_malformed, st.rx_errors,
+                                    st.acks_sent, st.tx_errors, st.qp_resets,
+                                    st.srq_target);
+                            told = true;
+                        }
+                        return c.count >= n;
+                    }, 200000000ul);
                     uint64_t result[3] = {c.count, c.bad + c.misordered,
                                           c.sum};
                     rc = (write(to_parent[1], result, sizeof(result)) ==
@@ -558,11 +599,13 @@ TEST(srqud_robust, two_processes_exchange_verified_messages)
         expected_sum += checksum(msg.data(), len);
         ASSERT_EQ((ssize_t)len, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
             return send_seq_bcopy(ep, 1, seq, len);
-        }, [&] { tx.progress(); }, 100000000ul)) << "seq " << seq;
+        }, [&] { tx.progress(); }, 100000000ul)) << "seq " << seq << ": "
+                                                   << sender_counters(tx);
     }
     repeat_while(UCS_INPROGRESS, [&] {
         return uct_iface_flush(tx.handle, 0, NULL);
     }, [&] { tx.progress(); }, ~0ul);
+    std::cerr << "sender: " << sender_counters(tx) << std::endl;
 
     uint64_t result[3];
     ASSERT_EQ((ssize_t)sizeof(result), read(to_parent[0], result, sizeof(result)));

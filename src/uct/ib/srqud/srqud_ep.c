@@ -140,8 +140,8 @@ static int uct_srqud_ep_resend_slot(uct_srqud_tx_slot_t *slot, void *arg)
     if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
         return -1; /* the HCA still holds this copy: it cannot go twice */
     }
-    if (!uct_srqud_tx_has_resources(ra->iface)) {
-        return 0;
+    if (!uct_srqud_tx_has_resources(ra->iface) || ra->iface->tx.qp_error) {
+        return 0; /* nothing can go now (a failed QP: after its reset) */
     }
     /* the receiver may have learned our id meanwhile */
     uct_srqud_tx_desc_neth(desc)->dest_ep_id = ra->ep->dest_ep_id;
@@ -174,6 +174,40 @@ static void uct_srqud_ep_cc_acked(uct_srqud_iface_t *iface,
     if ((lost > 0) && (pipe < ep->tx.cwnd)) {
         uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
                                    uct_srqud_ep_resend_slot, &ra);
+    }
+}
+
+
+void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
+{
+    uct_srqud_ep_resend_arg_t ra = {iface, NULL, ucs_get_time()};
+    uct_srqud_ep_t *ep;
+    unsigned pipe, lost;
+
+    if (iface->tx.qp_error) {
+        return; /* the reset failed: sends would be lost, try later */
+    }
+    iface->tx.flushed = 0;
+    ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
+        if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
+            continue;
+        }
+        pipe = uct_srqud_sr_pipe(&ep->tx.window, &lost);
+        if (lost == 0) {
+            continue;
+        }
+        /* the path lost a burst, as a timeout says: start small, so that
+         * a QP that fails again loses a few packets, not a window */
+        uct_srqud_cc_timeout(&ep->tx.cwnd, &ep->tx.ssthresh,
+                             uct_srqud_tx_in_flight(ep->tx.next,
+                                                    ep->tx.acked));
+        ra.ep = ep;
+        if (pipe < ep->tx.cwnd) {
+            uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
+                                       uct_srqud_ep_resend_slot, &ra);
+        }
+        /* resent now: a timeout counts from here */
+        ep->tx.resend_time = ra.now;
     }
 }
 
@@ -217,11 +251,53 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/* What the sender's side looked like when its peer went silent: tells a
+ * peer that really stopped from a sender that stopped resending
+ * (UCX_LOG_LEVEL=diag) */
+static void uct_srqud_ep_log_window(uct_srqud_iface_t *iface,
+                                    uct_srqud_ep_t *ep, ucs_time_t now)
+{
+    unsigned n = 0, sacked = 0, lost = 0, in_sq = 0;
+    uct_srqud_send_desc_t *desc;
+    uct_srqud_tx_slot_t *slot, *oldest = NULL;
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
+        return;
+    }
+    ucs_queue_for_each(slot, &ep->tx.window, elem) {
+        desc    = ucs_container_of(slot, uct_srqud_send_desc_t, slot);
+        oldest  = (oldest == NULL) ? slot : oldest;
+        sacked += slot->sacked;
+        lost   += slot->lost;
+        in_sq  += !!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ);
+        ++n;
+    }
+    ucs_diag("%s: ep %p to qpn 0x%x: psn next %u acked %u, window %u "
+             "(sacked %u, lost %u, in the send queue %u), cwnd %u ssthresh "
+             "%u, rto %.1f ms; oldest: psn %u, %u resends, sent %.1f ms ago; "
+             "iface: tx available %u, qp_error %d, resets %lu, timeouts %lu",
+             iface->md->name, ep, ep->dest_qpn, ep->tx.next, ep->tx.acked, n,
+             sacked, lost, in_sq, ep->tx.cwnd, ep->tx.ssthresh,
+             ucs_time_to_msec(ep->tx.rto),
+             (oldest != NULL) ? oldest->psn : 0,
+             (oldest != NULL) ? oldest->resends : 0,
+             (oldest != NULL) ?
+                     ucs_time_to_msec(uct_srqud_time_since(now,
+                                                           oldest->send_time)) :
+                     0.0,
+             iface->tx.available, iface->tx.qp_error, iface->stats.qp_resets,
+             iface->stats.tx_timeouts);
+}
+
+
 static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
                                     uct_srqud_ep_t *ep, ucs_status_t status)
 {
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         return;
+    }
+    if (status == UCS_ERR_ENDPOINT_TIMEOUT) {
+        uct_srqud_ep_log_window(iface, ep, ucs_get_time());
     }
 
     ucs_debug("%s: ep %p to qpn 0x%x failed: %s (%u unacknowledged)",

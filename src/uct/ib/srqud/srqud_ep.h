@@ -88,6 +88,11 @@ ucs_status_t uct_srqud_ep_fence(uct_ep_h tl_ep, unsigned flags);
 
 void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
+/* The interface QP's reset flushed packets kept for retransmission
+ * (srqud_tx.c marked them lost): each ep resends its own as its congestion
+ * window, restarted small, allows */
+void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface);
+
 /* An acknowledgement: cumulative up to @a ack_psn, and with @a sack (or
  * NULL) what the receiver holds beyond; resends what it shows lost.
  * Returns 0 if the ep was freed (a lingering ep whose last packet is

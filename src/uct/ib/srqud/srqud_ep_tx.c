@@ -211,19 +211,20 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
         iface->config.tx_window / 2) {
         neth->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
     }
-    desc->flags = UCT_SRQUD_DESC_FLAG_IN_WINDOW;
-
-    status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
+    desc->flags          = UCT_SRQUD_DESC_FLAG_IN_WINDOW;
+    /* before the post: a QP found failed marks the slot lost there */
     desc->slot.psn       = ep->tx.next;
     desc->slot.sacked    = 0;
     desc->slot.resends   = 0;
     desc->slot.passed    = 0;
     desc->slot.lost      = 0;
     desc->slot.send_time = ucs_get_time();
+
+    status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
     ++ep->tx.next;
     ucs_queue_push(&ep->tx.window, &desc->slot.elem);
     uct_srqud_ep_tx_activate(iface, ep);

@@ -105,6 +105,10 @@ static unsigned uct_srqud_progress_tx(uct_srqud_iface_t *iface)
 {
     unsigned count = uct_srqud_tx_poll(iface);
 
+    if (ucs_unlikely(iface->tx.flushed)) {
+        uct_srqud_ep_resend_flushed(iface);
+    }
+
     /* pending requests call the user: not from the async timer */
     if ((count > 0) && !iface->async.active) {
         uct_srqud_ep_pending_progress(iface);

@@ -246,6 +246,9 @@ struct uct_srqud_iface {
         ucs_arbiter_t        arbiter;     /* endpoints with pending requests */
         int                  qp_error;    /* a send failed: the QP is in the
                                              error state until reset */
+        int                  flushed;     /* the reset flushed packets kept
+                                             for retransmission: their slots
+                                             are marked lost */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
     } tx;
