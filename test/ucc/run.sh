@@ -13,6 +13,8 @@
 #             rank, x4 steps (1 MiB in the VM); in place and persistent both ways;
 #             every element checked by ucc_test_mpi, and every allgather
 #             must have run in tl/sucg (UCC_COLL_TRACE)
+#   perftest  UCC's ucc_perftest, allgather 1 B .. 256 KiB per rank, rd and
+#             ring forced: every size timed, every allgather in tl/sucg
 #   ompi      MPI_Allgather through Open MPI 4.1.4's coll/ucc
 #             (contrib/build-coll-ucc.sh) into tl/sucg, checked byte by
 #             byte by sucg_mpi_allgather_test (test/sucg/mpi)
@@ -110,6 +112,25 @@ for alg in auto rd ring p2p_rd p2p_ring; do
             [ "$ns" -gt 0 ] && [ "$no" = 0 ]
         result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no"
     done
+done
+
+# --- ucc_perftest: UCC's own benchmark through tl/sucg ------------------
+# It checks no data (ucc_test_mpi above does): what is asserted is that it
+# runs to its end, prints a row for every size, and that every allgather
+# it timed ran in tl/sucg
+np=$([ "$NET" = host ] && echo 4 || echo 3)
+for alg in rd ring; do
+    name=ucc_perftest_${alg}_np$np
+    out=$LOG/$name.out
+    sucg_ompi UCC_TL_SUCG_TUNE="allgather:inf:@$alg" UCC_COLL_TRACE=info "$np" \
+        --mca coll ^ucc "$UCC/bin/ucc_perftest" -c allgather -d uint8 \
+        -b 1 -e 262144 -f 8 -n 10 -w 2 > "$out" 2>&1
+    rc=$?
+    # one row per size: 1, 8, .., 262144 elements (7)
+    rows=$(grep -cE '^ *[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+' "$out")
+    read -r ns no < <(trace_count "$out")
+    [ $rc = 0 ] && [ "$rows" = 7 ] && [ "$ns" -gt 0 ] && [ "$no" = 0 ]
+    result "$name" $? "rc $rc, $rows of 7 sizes timed, tl/sucg ran $ns allgathers, other TLs $no"
 done
 
 # --- Open MPI coll/ucc --------------------------------------------------
