@@ -14,11 +14,6 @@
 #include <string.h>
 
 
-/* Send completions are taken on the send path once this many sends are
- * uncompleted (a QP that failed is found after as many sends at most) */
-#define UCT_SRQUD_TX_REAP_EVERY 16
-
-
 static void uct_srqud_tx_desc_init(uct_iface_h tl_iface, void *obj,
                                    uct_mem_h memh)
 {
@@ -212,16 +207,6 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 {
     struct ibv_send_wr dup_wr, *bad_wr;
     int ret, num_wr = 1;
-
-    /* A user that posts a window of sends without progressing would post
-     * them all into a QP that failed at the first one (each then flushed
-     * and resent: a QP error cost ~180 sends at 1 % injected errors); so
-     * completions are also taken here, every few sends. Before this send,
-     * so that the caller's descriptor is not completed under it. */
-    if (ucs_unlikely(iface->tx.sn - iface->tx.comp_sn >=
-                     UCT_SRQUD_TX_REAP_EVERY)) {
-        uct_srqud_tx_reap(iface);
-    }
 
     /* The QP is in the error state until the next progress resets it: the
      * packet cannot leave; kept for retransmission, it goes after the
