@@ -70,7 +70,8 @@ result() {   # result NAME OK(0/1) DETAIL
 }
 
 # coll_init lines of UCC_COLL_TRACE: allgathers in tl/sucg, and any other
-# component but the no-op UCC uses for zero-size collectives
+# component but the no-op UCC uses for zero-size collectives (read without
+# process substitution: the VM has no /dev/fd)
 trace_count() {   # trace_count FILE -> "SUCG OTHER"
     echo "$(grep 'coll_init: Allgather' "$1" | grep -c 'TL_SUCG}')" \
          "$(grep 'coll_init: Allgather' "$1" | grep -v 'TL_SUCG}' | grep -vc 'NoOp')"
@@ -88,7 +89,7 @@ out=$LOG/default.out
 sucg_ompi UCC_COLL_TRACE=info 2 --mca coll ^ucc "$UCC/bin/ucc_test_mpi" \
     -c allgather -t world -d int32 -m 8:4096:8 > "$out" 2>&1
 rc=$?
-read -r ns no < <(trace_count "$out")
+counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
 [ $rc = 0 ] && [ "$ns" = 0 ] && grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'
 result default $? "rc $rc, tl/sucg ran $ns allgathers, untuned"
 
@@ -105,7 +106,7 @@ for alg in auto rd ring p2p_rd p2p_ring; do
             -t world,half,reverse,odd_even -M host -d int8,int32,float64 \
             -m 2:$MAXM:4 -Z $((MAXM * 16)) -I 2 -P 2 > "$out" 2>&1
         rc=$?
-        read -r ns no < <(trace_count "$out")
+        counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
         passed=$(sed -n 's/^passed: *//p' "$out")
         failed=$(sed -n 's/^failed: *//p' "$out")
         [ $rc = 0 ] && [ "${failed:-x}" = 0 ] && [ "${passed:-0}" -gt 0 ] &&
@@ -129,7 +130,7 @@ for alg in rd ring; do
     # one row per size: 1, 2, 4, .., 262144 elements (19; UCC 1.8's
     # ucc_perftest always doubles, whatever -f says)
     rows=$(grep -cE '^ *[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+' "$out")
-    read -r ns no < <(trace_count "$out")
+    counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
     [ $rc = 0 ] && [ "$rows" = 19 ] && [ "$ns" -gt 0 ] && [ "$no" = 0 ]
     result "$name" $? "rc $rc, $rows of 19 sizes timed, tl/sucg ran $ns allgathers, other TLs $no"
 done
@@ -144,7 +145,7 @@ for np in $([ $QUICK = 1 ] && echo 4 || echo "2 4 5"); do
         --mca coll_ucc_priority 100 \
         "$ALLGATHER_TEST" -b $([ "$NET" = host ] && echo 1048576 || echo 262144) > "$out" 2>&1
     rc=$?
-    read -r ns no < <(trace_count "$out")
+    counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
     line=$(grep -o 'allgather_test: np=.*errors' "$out")
     [ $rc = 0 ] && [ "$ns" -gt 0 ] && echo "$line" | grep -q ' 0 errors'
     result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers"
@@ -158,7 +159,7 @@ for np in 1 3; do
         --mca coll ^ucc "$BAD" > "$out" 2>&1
     rc=$?
     line=$(grep -o 'ucc_bad_input: .*' "$out" | tail -1)
-    read -r ns no < <(trace_count "$out")
+    counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
     # np >= 2: the team without a group must have run UCC's own allgather
     # after sucg said why it could not create the group
     fell_back=1
