@@ -7,8 +7,7 @@
 #
 # Every srqud case runs except those listed in srqud.filter, each with the
 # reason it does not apply, and those in SRQUD_GTEST_EXCLUDE (":"-separated
-# patterns: the other UCX versions' CI runs leave out the "#long" cases of
-# srqud.filter). A skip reported by the suite itself ("[ SKIP ]",
+# patterns, e.g. the "#long" cases of srqud.filter for a quick run). A skip reported by the suite itself ("[ SKIP ]",
 # a capability srqud does not have) is counted and printed, not hidden.
 # Exit status: gtest's (non-zero if any case failed).
 #
