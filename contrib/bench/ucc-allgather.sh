@@ -197,7 +197,7 @@ with open(summ, "w") as f:
     f.write("mode,impl,np,bytes,reps,median_us,min_us,max_us\n")
     for k in sorted(pts):
         v = pts[k]
-        f.write("%s,%s,%d,%d,%d,%.2f,%.2f,%.2f\n" % (k[0], k[1], k[2], k[3], len(v), med[k], min(v), max(v)))
+        f.write("%s,%s,%d,%d,%d,%.2f,%.2f,%.2f\n" % (k[0], k[2], k[1], k[3], len(v), med[k], min(v), max(v)))
 modes = [m for m in ("reuse", "fresh") if any(k[0] == m for k in pts)]
 impls = []
 for k in sorted(pts, key=lambda k: k[2]):
@@ -218,7 +218,7 @@ for mode in modes:
                 cells.append("%22s" % ("%.1f [%.0f-%.0f]" % (med[(mode, np, i, b)], min(v), max(v)) if v else "-"))
             print("%8d " % b + " ".join(cells))
 print("\n## tl/sucg against the best of UCC's own (tl/ucp) and against Open MPI tuned, medians")
-print("## (the paper: RDMA vs point-to-point -17 %% at 4 B, -30 %% at 32 KB; no reuse 4.75x at 32 KB)")
+print("## (the paper: RDMA vs point-to-point -17 % at 4 B, -30 % at 32 KB; no reuse 4.75x at 32 KB)")
 wins = []
 for mode in modes:
     for np in sorted({k[1] for k in pts}):
