@@ -155,37 +155,6 @@ static void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
 }
 
 
-/* Completions taken so far, in posting order (the stash first) */
-static unsigned uct_srqud_tx_reap(uct_srqud_iface_t *iface)
-{
-    struct ibv_wc wcs[64];
-    unsigned i, count;
-    int ret;
-
-    count = iface->tx.stash_count;
-    for (i = 0; i < count; ++i) {
-        uct_srqud_tx_complete(iface, &iface->tx.stash[i]);
-    }
-    iface->tx.stash_count = 0;
-
-    if (iface->tx.sn != iface->tx.comp_sn) {
-        ret = ibv_poll_cq(iface->send_cq,
-                          ucs_min(iface->config.tx_max_poll,
-                                  ucs_static_array_size(wcs)),
-                          wcs);
-        if (ucs_unlikely(ret < 0)) {
-            ucs_fatal("%s: ibv_poll_cq(send) failed: %d", iface->md->name, ret);
-        }
-
-        for (i = 0; i < ret; ++i) {
-            uct_srqud_tx_complete(iface, &wcs[i]);
-        }
-        count += ret;
-    }
-    return count;
-}
-
-
 static void uct_srqud_tx_fault_qp_error(uct_srqud_iface_t *iface)
 {
     struct ibv_qp_attr attr;
@@ -329,7 +298,30 @@ ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
 
 unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
 {
-    unsigned count = uct_srqud_tx_reap(iface);
+    struct ibv_wc wcs[64];
+    unsigned i, count;
+    int ret;
+
+    count = iface->tx.stash_count;
+    for (i = 0; i < count; ++i) {
+        uct_srqud_tx_complete(iface, &iface->tx.stash[i]);
+    }
+    iface->tx.stash_count = 0;
+
+    if (iface->tx.sn != iface->tx.comp_sn) {
+        ret = ibv_poll_cq(iface->send_cq,
+                          ucs_min(iface->config.tx_max_poll,
+                                  ucs_static_array_size(wcs)),
+                          wcs);
+        if (ucs_unlikely(ret < 0)) {
+            ucs_fatal("%s: ibv_poll_cq(send) failed: %d", iface->md->name, ret);
+        }
+
+        for (i = 0; i < ret; ++i) {
+            uct_srqud_tx_complete(iface, &wcs[i]);
+        }
+        count += ret;
+    }
 
     if (ucs_unlikely(iface->tx.qp_error)) {
         uct_srqud_tx_recover(iface);
