@@ -21,6 +21,9 @@
 #   bad       bad input (ucc_bad_input.c): counts that are no allgather,
 #             teams whose group cannot be created on any rank (UCC's own
 #             algorithm takes over, the context stays usable), a team of 1
+#   reg_fail  one rank cannot register its receive buffers (fault
+#             injection): every element still checked, no rank waits for
+#             ever, one log line on that rank
 #
 # --net host: shared memory (the TL's UCP and UCC's tl/ucp alike); srqud
 # and rc: inside the Soft-RoCE VM, the TL's worker on that transport.
@@ -169,6 +172,31 @@ for np in 1 3; do
     [ $rc = 0 ] && echo "$line" | grep -q ' 0 failed' && [ "$ns" -gt 0 ] &&
         [ $fell_back = 1 ]
     result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers, UCC's own $no"
+done
+
+# --- a receive buffer that cannot be registered, on one rank -------------
+# Rank 1's registrations of user buffers fail (SUCG_FAULT_REG_FAIL=100 set
+# in its environment only). The TL must not fail that rank's collective
+# (its peers would wait for ever): the zero-copy steps towards rank 1 go by
+# tagged messages, every element is checked, and rank 1 says so in one line.
+np=$([ "$NET" = host ] && echo 4 || echo 3)
+for alg in rd ring; do
+    name=reg_fail_${alg}_np$np
+    out=$LOG/$name.out
+    # shellcheck disable=SC2016
+    sucg_ompi UCC_TL_SUCG_TUNE="allgather:inf:@$alg" UCC_COLL_TRACE=info "$np" \
+        --mca coll ^ucc /bin/sh -c '[ "$OMPI_COMM_WORLD_RANK" = 1 ] &&
+            export SUCG_FAULT_REG_FAIL=100; exec "$0" "$@"' \
+        "$UCC/bin/ucc_test_mpi" -c allgather -t world -M host -d int32 \
+        -m 2:$MAXM:4 -Z $((MAXM * 16)) -I 2 > "$out" 2>&1
+    rc=$?
+    counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
+    passed=$(sed -n 's/^passed: *//p' "$out")
+    failed=$(sed -n 's/^failed: *//p' "$out")
+    warned=$(grep -c 'registering a receive buffer .* failed' "$out")
+    [ $rc = 0 ] && [ "${failed:-x}" = 0 ] && [ "${passed:-0}" -gt 0 ] &&
+        [ "$ns" -gt 0 ] && [ "$no" = 0 ] && [ "$warned" = 1 ]
+    result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no, $warned log line(s) of the failed registrations"
 done
 
 echo "ucc-tests: $pass passed, $fail failed (net $NET; logs in $LOG)"

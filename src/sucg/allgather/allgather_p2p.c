@@ -1,7 +1,9 @@
 /*
  * Point-to-point allgather: the same schedules as the RDMA executor, over
  * tagged send/receive. The baseline for comparison, and the fallback that
- * needs no registration, no group-buffer space and no rkeys.
+ * needs no registration, no group-buffer space and no rkeys: the RDMA
+ * executor also posts a step's receives and sends here when a receive
+ * buffer could not be registered (see allgather_rdma.c).
  *
  * Per step: post the receives, post the sends, wait for all of them, next
  * step (a step's sends may contain what the previous step received). UCP
@@ -33,7 +35,11 @@ static void sucg_p2p_recv_cb(void *request, ucs_status_t status,
     ucp_request_free(request);
 }
 
-static ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st)
+/* The current step's receives (into rbuf) and/or sends (from rbuf), as
+ * @a dirs says; range i of a send matches range i of the peer's receive in
+ * the same step (one schedule on both sides) */
+ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st,
+                           unsigned dirs)
 {
     sucg_group_h g = coll->group;
     uint8_t *rbuf  = coll->params.rbuf;
@@ -42,7 +48,7 @@ static ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st)
     ucs_status_t status;
     int i;
 
-    for (i = 0; i < st->n_recv; ++i) {
+    for (i = 0; (dirs & SUCG_P2P_RECV) && (i < st->n_recv); ++i) {
         param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                              UCP_OP_ATTR_FIELD_USER_DATA;
         param.cb.recv      = sucg_p2p_recv_cb;
@@ -57,7 +63,7 @@ static ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st)
             return status;
         }
     }
-    for (i = 0; i < st->n_send; ++i) {
+    for (i = 0; (dirs & SUCG_P2P_SEND) && (i < st->n_send); ++i) {
         sucg_coll_req_param(coll, &param, NULL);
         status = sucg_coll_req_track(coll, ucp_tag_send_nbx(
                                      g->peers[st->send_peer].ep,
@@ -93,7 +99,7 @@ static ucs_status_t sucg_p2p_progress(sucg_coll_h coll)
             return UCS_OK;
         }
         sucg_sched_step(coll->kind, g->size, g->rank, coll->step, &st);
-        status     = sucg_p2p_post(coll, &st);
+        status     = sucg_p2p_post(coll, &st, SUCG_P2P_RECV | SUCG_P2P_SEND);
         coll->sent = 1;
         if (status != UCS_OK) {
             return status;

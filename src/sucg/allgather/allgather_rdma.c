@@ -30,6 +30,18 @@
  * the sender caches unpacked rkeys per peer by registration id, so a
  * repeated buffer costs one descriptor put and no registration or unpack.
  *
+ * A receive buffer that cannot be registered (ucp_mem_map failing on one
+ * rank, under a memlock limit say) must not fail that rank alone: its peers
+ * would wait for it forever, and switching the whole team to another
+ * algorithm would need every rank to agree first, a round trip per call.
+ * The descriptor every zero-copy sender waits for anyway carries the news
+ * instead: an empty rkey (rkey_len 0). Such a receiver posts tagged
+ * receives for its zero-copy steps (allgather_p2p.c, same tags as the p2p
+ * algorithm) and waits for their completion instead of the flag; a sender
+ * that finds an empty rkey sends that step with tagged sends and raises no
+ * flag. Staged steps and the other pairs keep their puts. The failing rank
+ * logs one line per context.
+ *
  * Completion and memory ordering: data puts, then an ordering point, then
  * an 8-byte put of the collective sequence number into the receiver's flag
  * slot for that step (descriptors: same, into a descriptor flag). The
@@ -136,16 +148,22 @@ static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
     sucg_peer_t *peer;
     ucs_status_t status;
 
-    if (e->rkey_len > SUCG_DESC_RKEY_MAX) {
+    if (e == NULL) {
+        /* not registered: an empty rkey asks for tagged sends */
+        desc->addr     = 0;
+        desc->reg_id   = 0;
+        desc->rkey_len = 0;
+    } else if (e->rkey_len > SUCG_DESC_RKEY_MAX) {
         sucg_error("rbuf rkey of %zu bytes does not fit a descriptor slot",
                    e->rkey_len);
         return UCS_ERR_EXCEEDS_LIMIT;
+    } else {
+        desc->addr     = (uintptr_t)coll->params.rbuf;
+        desc->reg_id   = e->id;
+        desc->rkey_len = e->rkey_len;
+        memcpy(desc->rkey, e->rkey_buf, e->rkey_len);
     }
-    desc->addr     = (uintptr_t)coll->params.rbuf;
-    desc->reg_id   = e->id;
-    desc->rkey_len = e->rkey_len;
-    memcpy(desc->rkey, e->rkey_buf, e->rkey_len);
-    coll->desc_len = sizeof(*desc) + e->rkey_len;
+    coll->desc_len = sizeof(*desc) + desc->rkey_len;
 
     /* pass 0: descriptors; fence; pass 1: their flags */
     for (pass = 0; pass < 2; ++pass) {
@@ -263,10 +281,13 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
     if (own != rbuf + g->rank * m) {
         memcpy(rbuf + g->rank * m, own, m);
     }
-    coll->flag_src = coll->seq;
-    coll->rreg     = NULL;
-    coll->in_stage = 0;
-    coll->nstaged  = 0;
+    coll->flag_src    = coll->seq;
+    coll->rreg        = NULL;
+    coll->in_stage    = 0;
+    coll->nstaged     = 0;
+    coll->tagged_rx   = 0;
+    coll->step_tagged = 0;
+    coll->rx_posted   = 0;
     if ((m == 0) || (g->size == 1)) {
         return UCS_OK;
     }
@@ -289,7 +310,14 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
     if (coll->nstaged < coll->nsteps) {
         status = sucg_rcache_get(&ctx->rcache, rbuf, m * g->size, &coll->rreg);
         if (status != UCS_OK) {
-            return status;
+            if (ctx->stats.reg_failures++ == 0) {
+                sucg_warn("registering a receive buffer (%p, %zu bytes) "
+                          "failed: %s; its zero-copy steps go by tagged "
+                          "send/receive (logged once)", (void*)rbuf,
+                          m * g->size, ucs_status_string(status));
+            }
+            coll->rreg      = NULL;
+            coll->tagged_rx = 1;
         }
         status = sucg_rdma_send_descs(coll);
         if (status != UCS_OK) {
@@ -328,17 +356,24 @@ static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
             return UCS_INPROGRESS;   /* peer has not started yet */
         }
         desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
+        if (coll->in_stage) {
+            sucg_rdma_unstage(coll);
+        }
+        if (desc->rkey_len == 0) {
+            /* the receiver could not register its rbuf: no flag either */
+            ctx->stats.tagged_tx_steps++;
+            coll->step_tagged = 1;
+            return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
+        }
         rkey = sucg_rdma_peer_rkey(coll, st->send_peer, desc);
         if (rkey == NULL) {
             sucg_error("cannot unpack the rbuf rkey of rank %d", st->send_peer);
             return UCS_ERR_INVALID_PARAM;
         }
-        dst = desc->addr;
-        if (coll->in_stage) {
-            sucg_rdma_unstage(coll);
-        }
+        dst  = desc->addr;
         src  = coll->params.rbuf;
-        memh = (ucp_mem_h)coll->rreg->memh;
+        /* my own rbuf unregistered: UCP registers or copies what it sends */
+        memh = (coll->rreg != NULL) ? (ucp_mem_h)coll->rreg->memh : NULL;
         ctx->stats.zcopy_puts += st->n_send;
     }
 
@@ -376,12 +411,23 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
     sucg_group_h g = coll->group;
     sucg_sched_step_t st;
     ucs_status_t status;
+    int rx_tagged;
 
     if (coll->req_status != UCS_OK) {
         return coll->req_status;
     }
     while (coll->step < coll->nsteps) {
         sucg_sched_step(coll->kind, g->size, g->rank, coll->step, &st);
+        rx_tagged = coll->tagged_rx && (coll->step >= coll->nstaged) &&
+                    (st.recv_peer >= 0);
+        if (rx_tagged && !coll->rx_posted) {
+            status = sucg_p2p_post(coll, &st, SUCG_P2P_RECV);
+            if (status != UCS_OK) {
+                return status;
+            }
+            g->ctx->stats.tagged_rx_steps++;
+            coll->rx_posted = 1;
+        }
         if (coll->sent == 0) {
             if (st.send_peer >= 0) {
                 status = sucg_rdma_send(coll, &st);
@@ -392,7 +438,7 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
             coll->sent = 1;
         }
         if (coll->sent == 1) {
-            if (st.send_peer >= 0) {
+            if ((st.send_peer >= 0) && !coll->step_tagged) {
                 if (coll->flushing) {
                     return UCS_INPROGRESS;
                 }
@@ -403,13 +449,21 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
             }
             coll->sent = 2;
         }
-        if ((st.recv_peer >= 0) &&
-            !sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step),
-                          coll->seq)) {
+        if (rx_tagged) {
+            /* the receives complete with the data in place; waiting for
+             * every request also covers this step's own sends */
+            if (coll->outstanding > 0) {
+                return UCS_INPROGRESS;
+            }
+        } else if ((st.recv_peer >= 0) &&
+                   !sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step),
+                                 coll->seq)) {
             return UCS_INPROGRESS;
         }
         coll->step++;
-        coll->sent = 0;
+        coll->sent        = 0;
+        coll->step_tagged = 0;
+        coll->rx_posted   = 0;
     }
 
     /* local completion of every put: sources may be reused after this */

@@ -178,6 +178,9 @@ typedef struct sucg_stats {
     uint64_t staged_puts;         /* puts into a peer's group buffer */
     uint64_t zcopy_puts;          /* puts straight into a peer's rbuf */
     uint64_t colls_by_algo[SUCG_ALLGATHER_LAST];
+    uint64_t reg_failures;        /* rbuf registrations that failed */
+    uint64_t tagged_rx_steps;     /* zero-copy steps received by tag instead */
+    uint64_t tagged_tx_steps;     /* ... sent by tag to such a receiver */
 } sucg_stats_t;
 
 void sucg_stats_get(sucg_context_h context, sucg_stats_t *stats);

@@ -34,7 +34,7 @@ static const char *sucg_foreign_prefixes[] = {
 static const char *sucg_known_vars[] = {
     "SUCG_ALLGATHER_ALGO", "SUCG_ALLGATHER_ZCOPY_THRESH", "SUCG_RING_MIN_BYTES",
     "SUCG_RING_MIN_RANKS", "SUCG_GROUP_BUFFER_SIZE", "SUCG_RCACHE_MAX_ENTRIES",
-    "SUCG_RCACHE_MAX_BYTES", "SUCG_RMA_ORDERING", NULL
+    "SUCG_RCACHE_MAX_BYTES", "SUCG_RMA_ORDERING", "SUCG_FAULT_REG_FAIL", NULL
 };
 
 const char *sucg_config_algo_name(sucg_allgather_algo_t algo)
@@ -149,6 +149,7 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     c->rcache_max_entries = 64;
     c->rcache_max_bytes   = (size_t)1 << 30;
     c->rma_ordering       = SUCG_RMA_ORDERING_AUTO;
+    c->fault_reg_fail     = 0;
 
     s = sucg_cfg_get(get, arg, "SUCG_RMA_ORDERING", &name);
     if (s != NULL) {
@@ -199,6 +200,9 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     SUCG_CFG_SIZE("SUCG_RCACHE_MAX_ENTRIES", 0, 1u << 20,
                   c->rcache_max_entries);
     SUCG_CFG_SIZE("SUCG_RCACHE_MAX_BYTES", 0, SIZE_MAX, c->rcache_max_bytes);
+    /* fault injection for tests: the percentage of user-buffer
+     * registrations made to fail, as ucp_mem_map does under a memlock limit */
+    SUCG_CFG_SIZE("SUCG_FAULT_REG_FAIL", 0, 100, c->fault_reg_fail);
 #undef SUCG_CFG_SIZE
     return UCS_OK;
 }
@@ -295,6 +299,7 @@ void sucg_config_dump(const sucg_config_t *c, FILE *f)
     fprintf(f, "SUCG_RCACHE_MAX_BYTES=%zu\n", c->rcache_max_bytes);
     fprintf(f, "SUCG_RMA_ORDERING=%s\n",
             (const char*[]){"auto", "fence", "flush"}[c->rma_ordering]);
+    fprintf(f, "SUCG_FAULT_REG_FAIL=%u\n", c->fault_reg_fail);
 }
 
 sucg_allgather_algo_t sucg_config_select(const sucg_config_t *c,

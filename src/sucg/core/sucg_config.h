@@ -26,6 +26,7 @@ typedef struct sucg_config {
     unsigned              rcache_max_entries;  /* SUCG_RCACHE_MAX_ENTRIES */
     size_t                rcache_max_bytes;    /* SUCG_RCACHE_MAX_BYTES */
     sucg_rma_ordering_t   rma_ordering;        /* SUCG_RMA_ORDERING */
+    unsigned              fault_reg_fail;      /* SUCG_FAULT_REG_FAIL, % */
 } sucg_config_t;
 
 typedef const char *(*sucg_config_getenv_t)(const char *name, void *arg);

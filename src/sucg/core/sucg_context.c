@@ -6,6 +6,7 @@
 #include "sucg/core/sucg_internal.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static ucs_status_t sucg_context_reg(void *arg, sucg_rcache_entry_t *e)
 {
@@ -14,15 +15,18 @@ static ucs_status_t sucg_context_reg(void *arg, sucg_rcache_entry_t *e)
     ucp_mem_h memh;
     ucs_status_t status;
 
+    if ((ctx->config.fault_reg_fail > 0) &&
+        ((unsigned)(rand_r(&ctx->fault_seed) % 100) <
+         ctx->config.fault_reg_fail)) {
+        return UCS_ERR_NO_MEMORY;   /* what a memlock limit would give */
+    }
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                     UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address    = (void*)e->start;
     mp.length     = e->end - e->start;
     status        = ucp_mem_map(ctx->ucp_context, &mp, &memh);
     if (status != UCS_OK) {
-        sucg_error("ucp_mem_map(%p, %zu) failed: %s", mp.address, mp.length,
-                   ucs_status_string(status));
-        return status;
+        return status;   /* the collective logs it, once per context */
     }
     /* packed once per registration: every collective sends it to peers */
     status = ucp_rkey_pack(ctx->ucp_context, memh, &e->rkey_buf, &e->rkey_len);
@@ -68,6 +72,7 @@ sucg_context_create(const sucg_context_params_t *params,
         free(ctx);
         return status;
     }
+    ctx->fault_seed  = (unsigned)getpid();
     ctx->ucp_context = params->ucp_context;
     ctx->ucp_worker  = params->ucp_worker;
     sucg_rcache_init(&ctx->rcache, &sucg_context_rcache_ops, ctx,

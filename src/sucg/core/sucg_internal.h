@@ -58,6 +58,7 @@ struct sucg_context {
     sucg_group_h   groups;       /* list, walked by sucg_progress() */
     uint16_t       next_group_id;
     uint64_t       rkey_tick;
+    unsigned       fault_seed;   /* rand_r state of SUCG_FAULT_REG_FAIL */
     sucg_stats_t   stats;
 };
 
@@ -147,6 +148,10 @@ struct sucg_coll {
     uint64_t              flag_src;    /* source of flag puts (= seq) */
     uint8_t               desc_src[SUCG_DESC_SLOT_SIZE]; /* my descriptor */
     size_t                desc_len;
+    int                   tagged_rx;   /* rbuf not registered: zero-copy
+                                          steps come by tagged messages */
+    int                   step_tagged; /* this step's data went by tag */
+    int                   rx_posted;   /* this step's tagged receives posted */
 
     /* P2P */
     void                 *reqs[SUCG_P2P_MAX_REQS];
@@ -202,6 +207,13 @@ ucs_status_t sucg_coll_req_track(sucg_coll_h coll, ucs_status_ptr_t sptr);
 /* Algorithms */
 extern const sucg_coll_ops_t sucg_allgather_rdma_ops;
 extern const sucg_coll_ops_t sucg_allgather_p2p_ops;
+
+/* One step's tagged receives and/or sends (allgather_p2p.c), also used by
+ * the RDMA executor for a receiver whose buffer could not be registered */
+#define SUCG_P2P_RECV 1u
+#define SUCG_P2P_SEND 2u
+ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st,
+                           unsigned dirs);
 
 /* Group geometry, as used by the layout and by the group creation */
 size_t sucg_group_layout_init(sucg_group_layout_t *l, int size,

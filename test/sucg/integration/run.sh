@@ -42,6 +42,14 @@ run "UCX_TLS=tcp,self n=6 MT=64" env UCX_TLS=tcp,self SUCG_ALLGATHER_ZCOPY_THRES
 run "UCX_TLS=sm,self n=7 no staging, no rcache" env UCX_TLS=sm,self \
     SUCG_GROUP_BUFFER_SIZE=0 SUCG_RCACHE_MAX_ENTRIES=0 \
     "$LAUNCH" -n 7 -q -m 1000000 -a recursive_doubling -a ring -t 150
+# a receive buffer that cannot be registered on one rank (every call), then
+# on any rank now and then: zero-copy steps to it go by tagged messages,
+# nobody waits forever, every byte checked
+run "UCX_TLS=sm,self n=5 rank 3 cannot register" env UCX_TLS=sm,self \
+    "$LAUNCH" -n 5 -q -m 4000000 -a recursive_doubling -a ring -R 3 -t 150
+run "UCX_TLS=tcp,self n=4 30 % of registrations fail" env UCX_TLS=tcp,self \
+    SUCG_FAULT_REG_FAIL=30 SUCG_RCACHE_MAX_ENTRIES=0 \
+    "$LAUNCH" -n 4 -q -m 4000000 -a recursive_doubling -a ring -t 150
 
 # the checker must catch a flipped byte
 echo "== negative: corrupted byte must be detected"

@@ -9,6 +9,9 @@
  *                           (self-test of the checker: must exit non-zero)
  *               [-B ITERS]  benchmark instead: average latency per algorithm
  *                           and size (persistent collective, same buffers)
+ *               [-R RANK]   every receive-buffer registration on RANK fails
+ *                           (SUCG_FAULT_REG_FAIL=100 there only): its
+ *                           zero-copy steps must arrive by tagged messages
  *
  * Exits 0 only if every rank verified every collective.
  */
@@ -105,6 +108,7 @@ static void fill(uint8_t *p, int r, unsigned iter, size_t m)
 }
 
 static int corrupt_rank = -1;
+static int reg_fail_rank = -1;
 static long errors;
 
 static void verify(const char *what, const uint8_t *rbuf, size_t m,
@@ -382,6 +386,9 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     int a;
     double t0;
 
+    if (my_rank == reg_fail_rank) {
+        setenv("SUCG_FAULT_REG_FAIL", "100", 1);
+    }
     check(ucp_config_read(NULL, NULL, &config), "ucp_config_read");
     up.field_mask = UCP_PARAM_FIELD_FEATURES;
     up.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG;
@@ -446,11 +453,27 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     /* the paths the test claims to cover must have run */
     if (ran_rd_zcopy && (nranks > 1) && !config_set("SUCG_ALLGATHER_ZCOPY_THRESH") &&
         !config_set("SUCG_GROUP_BUFFER_SIZE") && !config_set("SUCG_RCACHE_MAX_ENTRIES") &&
+        !config_set("SUCG_FAULT_REG_FAIL") && (reg_fail_rank < 0) &&
         ((st.staged_puts == 0) || (st.zcopy_puts == 0) ||
          (st.rcache_hits == 0) || (st.rkey_unpack_hits == 0))) {
         fprintf(stderr, "rank %d: recursive doubling did not use staged and "
                 "zero-copy puts, rcache and rkey cache\n", my_rank);
         ++errors;
+    }
+    if (my_rank == reg_fail_rank) {
+        printf("  rank%d (registrations fail) stats: reg_failures=%llu "
+               "tagged_rx_steps=%llu zcopy_puts=%llu\n", my_rank,
+               (unsigned long long)st.reg_failures,
+               (unsigned long long)st.tagged_rx_steps,
+               (unsigned long long)st.zcopy_puts);
+        /* every zero-copy step received must have come by tag */
+        if ((nranks > 1) && ((st.reg_failures == 0) || (st.tagged_rx_steps == 0))) {
+            fprintf(stderr, "rank %d: registrations were to fail, but "
+                    "reg_failures=%llu tagged_rx_steps=%llu\n", my_rank,
+                    (unsigned long long)st.reg_failures,
+                    (unsigned long long)st.tagged_rx_steps);
+            ++errors;
+        }
     }
     sucg_context_destroy(ctx);
     ucp_worker_destroy(g_worker);
@@ -463,7 +486,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: sucg_launch -n NRANKS [-m MAX_TOTAL] [-t TIMEOUT] "
             "[-a auto|recursive_doubling|ring|p2p_rd|p2p_ring]... [-q] [-C RANK] "
-            "[-B ITERS]\n");
+            "[-B ITERS] [-R RANK]\n");
     exit(2);
 }
 
@@ -476,7 +499,7 @@ int main(int argc, char **argv)
     double t0;
 
     nranks = 0;
-    while ((opt = getopt(argc, argv, "n:m:t:a:qC:B:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:m:t:a:qC:B:R:")) != -1) {
         switch (opt) {
         case 'n': nranks = atoi(optarg); break;
         case 'm': max_total = strtoull(optarg, NULL, 0); break;
@@ -484,6 +507,7 @@ int main(int argc, char **argv)
         case 'q': quick = 1; break;
         case 'C': corrupt_rank = atoi(optarg); break;
         case 'B': bench_iters = atoi(optarg); break;
+        case 'R': reg_fail_rank = atoi(optarg); break;
         case 'a':
             for (r = 0; r < SUCG_ALLGATHER_LAST; ++r) {
                 if (!strcmp(optarg, sucg_allgather_algo_name(r))) {
