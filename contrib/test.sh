@@ -64,9 +64,15 @@ count_results() {   # reads "RESULT name PASS|FAIL" lines
     done
 }
 
+T0=$(date +%s)
+elapsed() {         # minutes:seconds since the start, for the CI time budget
+    local t=$(( $(date +%s) - T0 ))
+    printf '%d:%02d' $((t / 60)) $((t % 60))
+}
+
 step() {            # step NAME CMD... : one result for the whole command
     local name=$1; shift
-    echo "== $name"
+    echo "== $name (at $(elapsed))"
     if "$@"; then
         echo "RESULT $name PASS"
         PASSED=$((PASSED + 1))
@@ -79,7 +85,7 @@ step() {            # step NAME CMD... : one result for the whole command
 finish() {
     echo
     [ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
-    echo "tests: $PASSED passed, $FAILED failed"
+    echo "tests: $PASSED passed, $FAILED failed ($(elapsed) min)"
     [ $FAILED = 0 ] && [ $PASSED -gt 0 ]
     exit $?
 }
@@ -87,6 +93,7 @@ finish() {
 # Device tests in the VM: one boot per route
 run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     local out
+    echo "== vm-run $* (at $(elapsed))"
     out=$(mktemp)
     "$ROOT/contrib/softroce/vm-run" "$@" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
