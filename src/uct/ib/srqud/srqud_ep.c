@@ -156,13 +156,27 @@ static int uct_srqud_ep_resend_slot(uct_srqud_tx_slot_t *slot, void *arg)
 }
 
 
+/* The packets marked lost go again as far as the congestion window lets
+ * them (after a timeout, or after a failed QP discarded them) */
+static void uct_srqud_ep_resend_within_cwnd(uct_srqud_ep_t *ep,
+                                            uct_srqud_ep_resend_arg_t *ra)
+{
+    unsigned pipe, lost;
+
+    pipe = uct_srqud_sr_pipe(&ep->tx.window, &lost);
+    if ((lost > 0) && (pipe < ep->tx.cwnd)) {
+        uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
+                                   uct_srqud_ep_resend_slot, ra);
+    }
+}
+
+
 /* After a timeout: the congestion window grows with what @a acked, and
  * the packets the timeout gave up go as far as it lets them */
 static void uct_srqud_ep_cc_acked(uct_srqud_iface_t *iface,
                                   uct_srqud_ep_t *ep, unsigned acked)
 {
     uct_srqud_ep_resend_arg_t ra = {iface, ep, ucs_get_time()};
-    unsigned pipe, lost;
 
     uct_srqud_cc_acked(&ep->tx.cwnd, ep->tx.ssthresh, acked,
                        iface->config.tx_window);
@@ -170,11 +184,7 @@ static void uct_srqud_ep_cc_acked(uct_srqud_iface_t *iface,
         (ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
         return;
     }
-    pipe = uct_srqud_sr_pipe(&ep->tx.window, &lost);
-    if ((lost > 0) && (pipe < ep->tx.cwnd)) {
-        uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
-                                   uct_srqud_ep_resend_slot, &ra);
-    }
+    uct_srqud_ep_resend_within_cwnd(ep, &ra);
 }
 
 
@@ -182,7 +192,7 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
 {
     uct_srqud_ep_resend_arg_t ra = {iface, NULL, ucs_get_time()};
     uct_srqud_ep_t *ep;
-    unsigned pipe, lost;
+    unsigned lost;
 
     if (iface->tx.qp_error) {
         return; /* the reset failed: sends would be lost, try later */
@@ -192,7 +202,7 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
         if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
             continue;
         }
-        pipe = uct_srqud_sr_pipe(&ep->tx.window, &lost);
+        uct_srqud_sr_pipe(&ep->tx.window, &lost);
         if (lost == 0) {
             continue;
         }
@@ -202,10 +212,7 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
                              uct_srqud_tx_in_flight(ep->tx.next,
                                                     ep->tx.acked));
         ra.ep = ep;
-        if (pipe < ep->tx.cwnd) {
-            uct_srqud_sr_resend_marked(&ep->tx.window, ep->tx.cwnd - pipe,
-                                       uct_srqud_ep_resend_slot, &ra);
-        }
+        uct_srqud_ep_resend_within_cwnd(ep, &ra);
         /* resent now: a timeout counts from here */
         ep->tx.resend_time = ra.now;
     }
