@@ -16,7 +16,6 @@
 #include "srqud_tx.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
-#include "srqud_ep_rx.h"
 #include "srqud_dev.h"
 #include "srqud_proto.h"
 #include "srqud_rx.h"
@@ -25,50 +24,6 @@
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
 #include <string.h>
-
-
-static void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
-{
-    if (ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE) {
-        ep->flags &= ~UCT_SRQUD_EP_FLAG_ACTIVE;
-        ucs_list_del(&ep->tx.active_list);
-    }
-}
-
-
-/* Release a descriptor from the window: the packet is acknowledged (or
- * given up with @a status). An am_zcopy's user completion runs now; the
- * descriptor is freed now, or on its send completion if the HCA still
- * owns it. Runs only from the user's progress (never the async timer). */
-static void uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc,
-                                        ucs_status_t status)
-{
-    uct_completion_t *comp = desc->comp;
-
-    desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW;
-    desc->comp   = NULL;
-    if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ)) {
-        ucs_mpool_put_inline(desc);
-    }
-    if (comp != NULL) {
-        uct_invoke_completion(comp, status);
-    }
-}
-
-
-
-
-/* Give up every unacknowledged packet and flush of the ep */
-void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status)
-{
-    uct_srqud_send_desc_t *desc;
-
-    ucs_queue_for_each_extract(desc, &ep->tx.window, slot.elem, 1) {
-        uct_srqud_ep_window_release(desc, status);
-    }
-    uct_srqud_ep_deactivate(ep);
-    uct_srqud_ep_complete_flushes(ep, status);
-}
 
 
 void uct_srqud_ep_free(uct_srqud_ep_t *ep)
@@ -710,7 +665,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
     iface->proto->ep_cleanup(iface, self, UCS_ERR_CANCELED);
     uct_srqud_rx_purge_ep(iface, self);
-    uct_srqud_ep_rx_reorder_release(iface, self);
+    uct_srqud_rx_reorder_release(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }

@@ -3,7 +3,8 @@
  *
  * An endpoint's flushes: the queue of them and what completes each (the
  * acknowledgement of its psn, the ep's operations done, the refused puts
- * it reports), uct_ep_flush / uct_iface_flush, and fence.
+ * it reports), uct_ep_flush / uct_iface_flush, and fence; and the end of
+ * the send window that completes them (packets acknowledged or given up).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -11,10 +12,32 @@
 #endif
 
 #include "srqud_ep_tx.h"
-#include "srqud_ep.h"
+#include "srqud_ep_flush.h"
 #include "srqud_proto.h"
 
 #include <ucs/debug/log.h>
+
+
+void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
+{
+    if (ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE) {
+        ep->flags &= ~UCT_SRQUD_EP_FLAG_ACTIVE;
+        ucs_list_del(&ep->tx.active_list);
+    }
+}
+
+
+/* Give up every unacknowledged packet and flush of the ep */
+void uct_srqud_ep_drop_window(uct_srqud_ep_t *ep, ucs_status_t status)
+{
+    uct_srqud_send_desc_t *desc;
+
+    ucs_queue_for_each_extract(desc, &ep->tx.window, slot.elem, 1) {
+        uct_srqud_ep_window_release(desc, status);
+    }
+    uct_srqud_ep_deactivate(ep);
+    uct_srqud_ep_complete_flushes(ep, status);
+}
 
 
 /* @a flush completes with @a status (the first error it learns of) */

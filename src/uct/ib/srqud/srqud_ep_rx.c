@@ -216,28 +216,6 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-static void uct_srqud_ep_rx_unhold(void *pkt, void *arg)
-{
-    uct_srqud_iface_t *iface = arg;
-
-    --iface->rx.held;
-    uct_srqud_rx_desc_put(iface, pkt);
-}
-
-
-/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
- * of its peer starts over; the ep goes away) */
-void uct_srqud_ep_rx_reorder_release(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep)
-{
-    if (ep->rx.reorder != NULL) {
-        uct_srqud_reorder_drain(ep->rx.reorder, uct_srqud_ep_rx_unhold, iface);
-        ucs_free(ep->rx.reorder);
-        ep->rx.reorder = NULL;
-    }
-}
-
-
 /* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
  * one, or the first one of a new incarnation that reuses the ep id of one
  * that is gone (then the sequence starts over) */
@@ -263,7 +241,7 @@ static int uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     } else if (ep->conn_sn != conn_sn) {
         ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
                   iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
-        uct_srqud_ep_rx_reorder_release(iface, ep);
+        uct_srqud_rx_reorder_release(iface, ep);
         iface->proto->ep_reset(iface, ep);
         ep->conn_sn     = conn_sn;
         ep->token       = uct_srqud_rx_neth(iface, desc)->token;

@@ -21,8 +21,4 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                             const uct_srqud_neth_t *neth, const void *payload,
                             size_t payload_len);
 
-/* Give up the packets a passive ep holds ahead of a gap */
-void uct_srqud_ep_rx_reorder_release(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep);
-
 #endif

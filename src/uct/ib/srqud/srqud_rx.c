@@ -14,6 +14,7 @@
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 #include <string.h>
 
@@ -373,5 +374,27 @@ void uct_srqud_rx_purge_ep(uct_srqud_iface_t *iface, const void *ep)
             ucs_queue_del_iter(&iface->async.rx_q, iter);
             uct_srqud_rx_desc_put(iface, desc);
         }
+    }
+}
+
+
+static void uct_srqud_rx_unhold(void *pkt, void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+
+    --iface->rx.held;
+    uct_srqud_rx_desc_put(iface, pkt);
+}
+
+
+/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
+ * of its peer starts over; the ep goes away) */
+void uct_srqud_rx_reorder_release(uct_srqud_iface_t *iface,
+                                  uct_srqud_ep_t *ep)
+{
+    if (ep->rx.reorder != NULL) {
+        uct_srqud_reorder_drain(ep->rx.reorder, uct_srqud_rx_unhold, iface);
+        ucs_free(ep->rx.reorder);
+        ep->rx.reorder = NULL;
     }
 }

@@ -50,6 +50,11 @@ void uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface,
 /* Drop the packets the async thread queued for an ep that goes away */
 void uct_srqud_rx_purge_ep(uct_srqud_iface_t *iface, const void *ep);
 
+/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
+ * of its peer starts over; the ep goes away) */
+void uct_srqud_rx_reorder_release(uct_srqud_iface_t *iface,
+                                  uct_srqud_ep_t *ep);
+
 
 /* The GRH, where the receive's scatter entry starts */
 static UCS_F_ALWAYS_INLINE void*

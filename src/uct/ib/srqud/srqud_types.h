@@ -558,4 +558,11 @@ uct_srqud_proto_route(uct_srqud_iface_t *iface, uint8_t ctl, size_t length,
     return route;
 }
 
+/* The interface of an endpoint */
+static UCS_F_ALWAYS_INLINE uct_srqud_iface_t*
+uct_srqud_ep_iface(uct_srqud_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_srqud_iface_t);
+}
+
 #endif
