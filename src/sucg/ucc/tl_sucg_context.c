@@ -10,6 +10,7 @@
 #include "utils/ucc_malloc.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -28,6 +29,39 @@ static unsigned ucc_tl_sucg_progress(void *arg)
     return sucg_progress(ctx->sucg);
 }
 
+/*
+ * sucg orders a staged step's data before its flag (both puts into the
+ * peer's group buffer, same ep and rkey) with ucp_worker_fence(). UCX >=
+ * 1.14 with protocols v2 makes that a "strong" fence by default: a
+ * blocking flush of every ep of the worker, a round trip per step taken
+ * inside UCC's progress (over srqud in the VM, 4 B allgathers 5x slower
+ * than tl/ucp's). With one RMA lane per ep both puts take the same
+ * transport endpoint, where the weak fence (uct_iface_fence) orders them,
+ * as UCX 1.13's only fence did. The TL owns this UCP context; a user's
+ * UCX_FENCE_MODE or UCX_MAX_RMA_LANES is left as it is, and a UCX without
+ * fence modes (< 1.14) has nothing to change.
+ */
+static void ucc_tl_sucg_ucp_config_fence(ucc_tl_sucg_context_t *self,
+                                         ucp_config_t *config)
+{
+    static const char *set[][2] = {{"FENCE_MODE", "weak"},
+                                   {"MAX_RMA_LANES", "1"}};
+    ucs_status_t status;
+    int i;
+
+    if ((getenv("UCX_FENCE_MODE") != NULL) ||
+        (getenv("UCX_MAX_RMA_LANES") != NULL)) {
+        return;   /* the user chose: both or nothing */
+    }
+    for (i = 0; i < 2; ++i) {
+        status = ucp_config_modify(config, set[i][0], set[i][1]);
+        if ((status != UCS_OK) && (status != UCS_ERR_NO_ELEM)) {
+            tl_debug(self->super.super.lib, "UCX_%s=%s: %s", set[i][0],
+                     set[i][1], ucs_status_string(status));
+        }
+    }
+}
+
 static ucc_status_t ucc_tl_sucg_ucp_open(ucc_tl_sucg_context_t *self)
 {
     ucp_params_t ucp_params       = {0};
@@ -39,6 +73,7 @@ static ucc_status_t ucc_tl_sucg_ucp_open(ucc_tl_sucg_context_t *self)
     if (status != UCS_OK) {
         return ucs_status_to_ucc_status(status);
     }
+    ucc_tl_sucg_ucp_config_fence(self, ucp_config);
     ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
     ucp_params.features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA;
     ucp_params.name       = "UCC_TL_SUCG";
