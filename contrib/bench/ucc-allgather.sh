@@ -131,6 +131,7 @@ echo "net,mode,impl,np,rep,bytes,iters,lat_us" > "$RAW"
 echo "== MPI_Allgather through UCC, ${UCX_ENV[0]}; $REPS interleaved repetitions"
 echo "   UCC $(basename "$UCC"), Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), coll/ucc v4.1.4"
 t0=$(date +%s)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 for np in $NPS; do
     for impl in $IMPLS; do
         verify_path "$impl" "$np" || ERRORS=$((ERRORS + 1))
@@ -183,7 +184,7 @@ fi
 # ---- medians, tables, ratios, plots -----------------------------------
 SUM=$OUT/summary.csv
 {
-    echo "# MPI_Allgather through UCC, ${UCX_ENV[0]}, $(date -u +%FT%TZ); load at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
+    echo "# MPI_Allgather through UCC, ${UCX_ENV[0]}, $(date -u +%FT%TZ); load at the start: $LOAD0, at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; ranks above $(nproc) oversubscribe"
     echo "# command: contrib/bench/$(basename "$0") --net $NET --np \"$NPS\" --sizes $SIZES --iters $ITERS --reps $REPS --modes \"$MODES\""
     "$PYTHON" - "$RAW" "$SUM" "$MCSV" "$MATMUL" <<'EOF'
 import csv, statistics, sys
