@@ -5,7 +5,8 @@
  *   counts       a destination count that is no multiple of the team size,
  *                and a source count that is not the block: both refused by
  *                ucc_collective_init with UCC_ERR_INVALID_PARAM (size >= 2)
- *   usable       a good allgather on the same team afterwards, checked
+ *   usable       a good allgather on the same team afterwards, checked;
+ *                and one of count 0 (succeeds, nothing to check)
  *   no_group     a context whose ranks disagree on SUCG_GROUP_BUFFER_SIZE:
  *                sucg's group cannot be created on any rank, so the team
  *                comes without tl/sucg; UCC's own allgather runs, correct
@@ -193,6 +194,9 @@ int main(int argc, char **argv)
     st = allgather(ctx, team, g_rank, g_size, 4096, 4096 * g_size, &bad);
     CHECK((st == UCC_OK) && (bad == 0), "usable: allgather after the errors: %s, %d bad",
           ucc_status_string(st), bad);
+    /* nothing to gather is no error (UCC may not even ask a TL) */
+    st = allgather(ctx, team, g_rank, g_size, 0, 0, &bad);
+    CHECK(st == UCC_OK, "zero count: %s", ucc_status_string(st));
 
     /* a team whose sucg group fails everywhere: UCC's algorithm runs */
     if (g_size >= 2) {
