@@ -15,7 +15,7 @@
 #
 #   contrib/bench/ucc-allgather.sh [--net host|srqud|rc] [--np "2 4 8"]
 #       [--sizes LIST] [--iters N] [--reps N] [--modes "reuse fresh"]
-#       [--impls LIST] [--matmul-np "4"] [--no-matmul] [--out DIR]
+#       [--impls LIST] [--matmul-np "4"] [--no-matmul] [--out DIR] [--report]
 #
 # Each repetition runs every implementation once, in turn (interleaved:
 # a slow spell of the machine hits all of them alike); a point is the
@@ -31,8 +31,10 @@
 #   contrib/softroce/vm-run --timeout 5400 -- contrib/bench/ucc-allgather.sh --net srqud
 # Output in DIR (default build/bench/ucc-allgather-NET): raw.csv (one row
 # per run and size), summary.csv (medians), tables.txt, allgather-MODE.png,
-# matmul.csv. Needs contrib/build.sh, contrib/build.sh --ucc and
-# contrib/build-coll-ucc.sh. Not run by CI.
+# matmul.csv. --report only summarizes what DIR's raw.csv (and matmul.csv)
+# hold: tables and plots of a run that was cut short. Needs
+# contrib/build.sh, contrib/build.sh --ucc and contrib/build-coll-ucc.sh.
+# Not run by CI.
 #
 set -u
 . "$(dirname "$0")/common.sh"
@@ -47,6 +49,7 @@ IMPLS="ompi-tuned ucc-sucg-rd ucc-sucg-ring ucc-ucp-knomial ucc-ucp-neighbor ucc
 MM_NPS="4"
 MATMUL=1
 OUT=""
+REPORT=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --net)       NET=$2; shift 2 ;;
@@ -59,6 +62,7 @@ while [ $# -gt 0 ]; do
     --matmul-np) MM_NPS=$2; shift 2 ;;
     --no-matmul) MATMUL=0; shift ;;
     --out)       OUT=$2; shift 2 ;;
+    --report)    REPORT=1; shift ;;
     *) sed -n '/^#   contrib/,/^$/p' "$0" >&2; exit 2 ;;
     esac
 done
@@ -127,65 +131,77 @@ verify_path() {   # verify_path IMPL NP
 }
 
 RAW=$OUT/raw.csv
-echo "net,mode,impl,np,rep,bytes,iters,lat_us" > "$RAW"
-echo "== MPI_Allgather through UCC, ${UCX_ENV[0]}; $REPS interleaved repetitions"
-echo "   UCC $(basename "$UCC"), Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), coll/ucc v4.1.4"
+MCSV=$OUT/matmul.csv
 t0=$(date +%s)
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-for np in $NPS; do
-    for impl in $IMPLS; do
-        verify_path "$impl" "$np" || ERRORS=$((ERRORS + 1))
-    done
-done
-echo "   paths verified ($(( $(date +%s) - t0 )) s)"
-runs=0
-total=$(( $(echo $MODES | wc -w) * $(echo $NPS | wc -w) * REPS * $(echo $IMPLS | wc -w) ))
-for mode in $MODES; do
-    fl=""; [ $mode = fresh ] && fl=-f
+if [ $REPORT = 1 ]; then
+    [ -s "$RAW" ] || { echo "error: --report: no $RAW" >&2; exit 1; }
+    [ -s "$MCSV" ] || MATMUL=0
+    LOAD0="not recorded (--report of an earlier run)"
+    MODES=$(tail -n +2 "$RAW" | cut -d, -f2 | sort -u | paste -sd' ')
+    NPS=$(tail -n +2 "$RAW" | cut -d, -f4 | sort -nu | paste -sd' ')
+else
+    echo "net,mode,impl,np,rep,bytes,iters,lat_us" > "$RAW"
+    echo "== MPI_Allgather through UCC, ${UCX_ENV[0]}; $REPS interleaved repetitions"
+    echo "   UCC $(basename "$UCC"), Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), coll/ucc v4.1.4"
     for np in $NPS; do
-        for rep in $(seq 1 "$REPS"); do
-            for impl in $IMPLS; do
-                log=$OUT/logs/$mode-$impl-np$np-rep$rep.log
-                if run_impl "$impl" "$np" "$EX/sucg_allgather_bench_ompi" -s "$SIZES" \
-                       -i "$ITERS" -l "$impl" $fl > "$log" 2>&1; then
-                    # label,np,bytes,iters,lat_us,path
-                    grep -E "^$impl," "$log" | awk -F, -v n="$NET" -v m="$mode" -v r="$rep" \
-                        '{print n "," m "," $1 "," $2 "," r "," $3 "," $4 "," $5}' >> "$RAW"
-                else
-                    echo "error: $mode $impl np=$np rep $rep failed (log $log)" >&2
-                    ERRORS=$((ERRORS + 1))
-                fi
-                runs=$((runs + 1))
-            done
-            echo "   $mode np=$np rep $rep/$REPS: $runs of $total runs, $(( $(date +%s) - t0 )) s" >&2
+        for impl in $IMPLS; do
+            verify_path "$impl" "$np" || ERRORS=$((ERRORS + 1))
         done
     done
-done
+    echo "   paths verified ($(( $(date +%s) - t0 )) s)"
+    runs=0
+    total=$(( $(echo $MODES | wc -w) * $(echo $NPS | wc -w) * REPS * $(echo $IMPLS | wc -w) ))
+    for mode in $MODES; do
+        fl=""; [ $mode = fresh ] && fl=-f
+        for np in $NPS; do
+            for rep in $(seq 1 "$REPS"); do
+                for impl in $IMPLS; do
+                    log=$OUT/logs/$mode-$impl-np$np-rep$rep.log
+                    if run_impl "$impl" "$np" "$EX/sucg_allgather_bench_ompi" -s "$SIZES" \
+                           -i "$ITERS" -l "$impl" $fl > "$log" 2>&1; then
+                        # label,np,bytes,iters,lat_us,path
+                        grep -E "^$impl," "$log" | awk -F, -v n="$NET" -v m="$mode" -v r="$rep" \
+                            '{print n "," m "," $1 "," $2 "," r "," $3 "," $4 "," $5}' >> "$RAW"
+                    else
+                        echo "error: $mode $impl np=$np rep $rep failed (log $log)" >&2
+                        ERRORS=$((ERRORS + 1))
+                    fi
+                    runs=$((runs + 1))
+                done
+                echo "   $mode np=$np rep $rep/$REPS: $runs of $total runs, $(( $(date +%s) - t0 )) s" >&2
+            done
+        done
+    done
 
-MCSV=$OUT/matmul.csv
-if [ $MATMUL = 1 ]; then
-    echo "net,mode,impl,np,rep,n,iters,iter_us,allgather_us,max_err,path" > "$MCSV"
-    for np in $MM_NPS; do
-        for rep in $(seq 1 "$REPS"); do
-            for impl in ompi-tuned ucc-sucg-rd ucc-ucp-knomial; do
-                log=$OUT/logs/matmul-$impl-np$np-rep$rep.log
-                if run_impl "$impl" "$np" "$EX/sucg_matmul_ompi" -n 256 -i 20 > "$log" 2>&1; then
-                    grep -E '^[0-9]+,' "$log" | sed "s/^/$NET,reuse,$impl,/" |
-                        awk -F, -v r="$rep" 'BEGIN{OFS=","} {print $1,$2,$3,$4,r,$5,$6,$7,$8,$9,$10}' >> "$MCSV"
-                else
-                    echo "error: matmul $impl np=$np rep $rep failed (log $log)" >&2
-                    ERRORS=$((ERRORS + 1))
-                fi
+    if [ $MATMUL = 1 ]; then
+        echo "net,mode,impl,np,rep,n,iters,iter_us,allgather_us,max_err,path" > "$MCSV"
+        for np in $MM_NPS; do
+            for rep in $(seq 1 "$REPS"); do
+                for impl in ompi-tuned ucc-sucg-rd ucc-ucp-knomial; do
+                    log=$OUT/logs/matmul-$impl-np$np-rep$rep.log
+                    if run_impl "$impl" "$np" "$EX/sucg_matmul_ompi" -n 256 -i 20 > "$log" 2>&1; then
+                        grep -E '^[0-9]+,' "$log" | sed "s/^/$NET,reuse,$impl,/" |
+                            awk -F, -v r="$rep" 'BEGIN{OFS=","} {print $1,$2,$3,$4,r,$5,$6,$7,$8,$9,$10}' >> "$MCSV"
+                    else
+                        echo "error: matmul $impl np=$np rep $rep failed (log $log)" >&2
+                        ERRORS=$((ERRORS + 1))
+                    fi
+                done
             done
         done
-    done
+    fi
 fi
 
 # ---- medians, tables, ratios, plots -----------------------------------
 SUM=$OUT/summary.csv
 {
     echo "# MPI_Allgather through UCC, ${UCX_ENV[0]}, $(date -u +%FT%TZ); load at the start: $LOAD0, at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; ranks above $(nproc) oversubscribe"
-    echo "# command: contrib/bench/$(basename "$0") --net $NET --np \"$NPS\" --sizes $SIZES --iters $ITERS --reps $REPS --modes \"$MODES\""
+    if [ $REPORT = 1 ]; then
+        echo "# command: contrib/bench/$(basename "$0") --net $NET --out $OUT --report (np $NPS, modes $MODES, from raw.csv)"
+    else
+        echo "# command: contrib/bench/$(basename "$0") --net $NET --np \"$NPS\" --sizes $SIZES --iters $ITERS --reps $REPS --modes \"$MODES\""
+    fi
     "$PYTHON" - "$RAW" "$SUM" "$MCSV" "$MATMUL" <<'EOF'
 import csv, statistics, sys
 raw, summ, mcsv, matmul = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
