@@ -19,9 +19,11 @@
 #include "utils/ucc_malloc.h"
 
 /*
- * Where this TL is faster than tl/ucp's allgathers, from the benchmark
- * (contrib/bench/ucc-allgather.sh; NEWS, issue 12): nothing raised yet
- * until it has measured; UCC_TL_SUCG_TUNE adds to or overrides it.
+ * Where this TL is faster than tl/ucp's allgathers by default, from the
+ * benchmark (contrib/bench/ucc-allgather.sh; NEWS, issue 12): over shared
+ * memory in many ranges, over rc_verbs and srqud (Soft-RoCE) nowhere
+ * beyond the spread. A team cannot tell here which transport its
+ * endpoints use, so nothing is raised; UCC_TL_SUCG_TUNE adds to it.
  */
 #define UCC_TL_SUCG_BUILTIN_TUNE ""
 
