@@ -5,8 +5,9 @@
 #   test/ucc/run.sh [--net host|srqud|rc] [--quick]
 #
 #   info      ucc_info lists tl/sucg, its default score and algorithms
-#   default   without tuning UCC keeps its own allgather (tl/ucp): the TL's
-#             default score is below tl/ucp's until a benchmark says more
+#   default   without tuning, tl/sucg takes allgathers of 2 ranks over shared
+#             memory (the benchmark's ranges); 3 ranks, and over srqud or
+#             rc_verbs any team, stay with UCC's own (tl/ucp)
 #   ucc_test  UCC's own ucc_test_mpi, allgather, every algorithm forced in
 #             turn (UCC_TL_SUCG_TUNE=allgather:inf:@ALG): teams world, half,
 #             reverse, odd_even; int8, int32, float64; 2 B .. 8 MiB per
@@ -87,14 +88,25 @@ grep -q 'sucg=5' "$out" && grep -q 'tl/sucg algorithms' "$out" &&
     grep -qE '^ +2 : +ring' "$out"
 result info $? "$(grep -o 'Default TLs scores.*' "$out")"
 
-# --- default: tl/ucp keeps allgather ------------------------------------
-out=$LOG/default.out
-sucg_ompi UCC_COLL_TRACE=info 2 --mca coll ^ucc "$UCC/bin/ucc_test_mpi" \
-    -c allgather -t world -d int32 -m 8:4096:8 > "$out" 2>&1
-rc=$?
-counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
-[ $rc = 0 ] && [ "$ns" = 0 ] && grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'
-result default $? "rc $rc, tl/sucg ran $ns allgathers, untuned"
+# --- default: where the benchmark found tl/sucg faster --------------------
+# Untuned, tl/sucg takes a team's allgathers only when every peer is reached
+# over shared memory and for the team sizes measured (2, 4, 8); otherwise,
+# and over srqud or rc_verbs, UCC's tl/ucp keeps them
+for np in 2 3; do
+    name=default_np$np
+    out=$LOG/$name.out
+    sucg_ompi UCC_COLL_TRACE=info "$np" --mca coll ^ucc "$UCC/bin/ucc_test_mpi" \
+        -c allgather -t world -d int32 -m 8:4096:8 > "$out" 2>&1
+    rc=$?
+    counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
+    if [ "$NET" = host ] && [ "$np" = 2 ]; then
+        want="tl/sucg only"; [ $rc = 0 ] && [ "$ns" -gt 0 ] && [ "$no" = 0 ]
+    else
+        want="tl/ucp only"; [ $rc = 0 ] && [ "$ns" = 0 ] &&
+            grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'
+    fi
+    result "$name" $? "rc $rc, untuned: tl/sucg ran $ns allgathers, others $no; wanted $want"
+done
 
 # --- ucc_test_mpi, every algorithm --------------------------------------
 if [ "$NET" = host ]; then NPS="2 3 4 5 8" MAXM=8388608; else NPS="2 3 4" MAXM=1048576; fi

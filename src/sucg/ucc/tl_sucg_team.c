@@ -21,11 +21,56 @@
 /*
  * Where this TL is faster than tl/ucp's allgathers by default, from the
  * benchmark (contrib/bench/ucc-allgather.sh; NEWS, issue 12): over shared
- * memory in many ranges, over rc_verbs and srqud (Soft-RoCE) nowhere
- * beyond the spread. A team cannot tell here which transport its
- * endpoints use, so nothing is raised; UCC_TL_SUCG_TUNE adds to it.
+ * memory, rd at every size for 2 ranks and, for 4 and 8, up to 64 KB and
+ * from 1 MB in all (it lost at 32 KB per rank); over rc_verbs and srqud
+ * (Soft-RoCE) nowhere beyond the spread. So the ranges are raised for
+ * teams whose every peer is reached over shared memory only, and for the
+ * team sizes measured; UCC_TL_SUCG_TUNE adds to or overrides them.
  */
-#define UCC_TL_SUCG_BUILTIN_TUNE ""
+#define UCC_TL_SUCG_BUILTIN_TUNE_SHM \
+    "allgather:[2]:0-inf:@rd:20#" \
+    "allgather:[4,8]:0-64K:@rd:20#" \
+    "allgather:[4,8]:1M-inf:@rd:20"
+
+/* UCX's shared-memory transports (and self) */
+static const char *ucc_tl_sucg_shm_tls[] = {"posix", "sysv", "xpmem", "cma",
+                                            "knem", "self", NULL};
+
+/* Whether every lane of every endpoint of the team is a shared-memory
+ * transport (an endpoint that cannot say: no) */
+static int ucc_tl_sucg_team_shm_only(ucc_tl_sucg_team_t *team)
+{
+    ucp_transport_entry_t entries[16];
+    ucp_ep_attr_t attr;
+    ucc_rank_t r;
+    unsigned i;
+    int k;
+
+    for (r = 0; r < UCC_TL_TEAM_SIZE(team); ++r) {
+        if (r == UCC_TL_TEAM_RANK(team)) {
+            continue;
+        }
+        attr.field_mask             = UCP_EP_ATTR_FIELD_TRANSPORTS;
+        attr.transports.entries     = entries;
+        attr.transports.num_entries = ucs_static_array_size(entries);
+        attr.transports.entry_size  = sizeof(entries[0]);
+        if ((team->eps[r] == NULL) ||
+            (ucp_ep_query(team->eps[r], &attr) != UCS_OK) ||
+            (attr.transports.num_entries == 0)) {
+            return 0;
+        }
+        for (i = 0; i < attr.transports.num_entries; ++i) {
+            for (k = 0; (ucc_tl_sucg_shm_tls[k] != NULL) &&
+                        strcmp(ucc_tl_sucg_shm_tls[k],
+                               entries[i].transport_name); ++k) {
+            }
+            if (ucc_tl_sucg_shm_tls[k] == NULL) {
+                return 0;
+            }
+        }
+    }
+    return UCC_TL_TEAM_SIZE(team) > 1;
+}
 
 UCC_CLASS_INIT_FUNC(ucc_tl_sucg_team_t, ucc_base_context_t *tl_context,
                     const ucc_base_team_params_t *params)
@@ -248,8 +293,10 @@ ucc_status_t ucc_tl_sucg_team_get_scores(ucc_base_team_t *tl_team,
     if (status != UCC_OK) {
         return status;
     }
-    if (strlen(UCC_TL_SUCG_BUILTIN_TUNE) > 0) {
-        status = ucc_coll_score_update_from_str(UCC_TL_SUCG_BUILTIN_TUNE,
+    if (ucc_tl_sucg_team_shm_only(team)) {
+        tl_debug(UCC_TL_TEAM_LIB(team), "shared memory only: %s",
+                 UCC_TL_SUCG_BUILTIN_TUNE_SHM);
+        status = ucc_coll_score_update_from_str(UCC_TL_SUCG_BUILTIN_TUNE_SHM,
                                                 &info, tl_team, score);
         if (status != UCC_OK) {
             goto err;
