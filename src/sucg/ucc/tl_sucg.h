@@ -32,8 +32,8 @@
 /*
  * Unique among UCC's TLs (ucc_init fails on a tie) and below tl/ucp's 10:
  * by default UCC's own algorithms keep every range; the built-in tuning
- * (UCC_TL_SUCG_BUILTIN_TUNE) raises ours only where the benchmark
- * (contrib/bench/ucc-allgather.sh) measured them faster.
+ * (UCC_TL_SUCG_BUILTIN_TUNE_SHM, tl_sucg_team.c) raises ours only where
+ * the benchmark (contrib/bench/ucc-allgather.sh) measured them faster.
  */
 #ifndef UCC_TL_SUCG_DEFAULT_SCORE
 #define UCC_TL_SUCG_DEFAULT_SCORE 5
