@@ -47,13 +47,13 @@ static void ucc_tl_sucg_ucp_config_fence(ucc_tl_sucg_context_t *self,
     static const char *set[][2] = {{"FENCE_MODE", "weak"},
                                    {"MAX_RMA_LANES", "1"}};
     ucs_status_t status;
-    int i;
+    size_t i;
 
     if ((getenv("UCX_FENCE_MODE") != NULL) ||
         (getenv("UCX_MAX_RMA_LANES") != NULL)) {
         return;   /* the user chose: both or nothing */
     }
-    for (i = 0; i < 2; ++i) {
+    for (i = 0; i < ucs_static_array_size(set); ++i) {
         status = ucp_config_modify(config, set[i][0], set[i][1]);
         if ((status != UCS_OK) && (status != UCS_ERR_NO_ELEM)) {
             tl_debug(self->super.super.lib, "UCX_%s=%s: %s", set[i][0],

@@ -32,9 +32,20 @@
     "allgather:[4,8]:0-64K:@rd:20#" \
     "allgather:[4,8]:1M-inf:@rd:20"
 
-/* UCX's shared-memory transports (and self) */
-static const char *ucc_tl_sucg_shm_tls[] = {"posix", "sysv", "xpmem", "cma",
-                                            "knem", "self", NULL};
+/* Whether @a name is one of UCX's shared-memory transports (or self) */
+static int ucc_tl_sucg_tl_is_shm(const char *name)
+{
+    static const char *shm[] = {"posix", "sysv", "xpmem", "cma", "knem",
+                                "self"};
+    size_t k;
+
+    for (k = 0; k < ucs_static_array_size(shm); ++k) {
+        if (!strcmp(shm[k], name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* Whether every lane of every endpoint of the team is a shared-memory
  * transport (an endpoint that cannot say: no) */
@@ -44,7 +55,6 @@ static int ucc_tl_sucg_team_shm_only(ucc_tl_sucg_team_t *team)
     ucp_ep_attr_t attr;
     ucc_rank_t r;
     unsigned i;
-    int k;
 
     for (r = 0; r < UCC_TL_TEAM_SIZE(team); ++r) {
         if (r == UCC_TL_TEAM_RANK(team)) {
@@ -60,11 +70,7 @@ static int ucc_tl_sucg_team_shm_only(ucc_tl_sucg_team_t *team)
             return 0;
         }
         for (i = 0; i < attr.transports.num_entries; ++i) {
-            for (k = 0; (ucc_tl_sucg_shm_tls[k] != NULL) &&
-                        strcmp(ucc_tl_sucg_shm_tls[k],
-                               entries[i].transport_name); ++k) {
-            }
-            if (ucc_tl_sucg_shm_tls[k] == NULL) {
+            if (!ucc_tl_sucg_tl_is_shm(entries[i].transport_name)) {
                 return 0;
             }
         }
