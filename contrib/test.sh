@@ -186,8 +186,11 @@ fi
 # than 4 GB of guest memory
 echo "== device tests, route a (UCX dlopens libuct_srqud)"
 SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
+# --full: a ThreadSanitizer build of the module and its device tests,
+# run by route b over the threaded tests
+[ $FULL = 1 ] && step build_tsan "$ROOT/contrib/build-tsan.sh"
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
-run_vm --timeout 1200 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
+SRQUD_FULL=$FULL run_vm --timeout 1800 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
 
 # Two hosts on a real wire (issue 16): rxeA on wA <-> wB with rxeB, faults
 # put on the wire by netem/tbf and by taking the link down, killing a

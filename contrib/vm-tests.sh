@@ -106,6 +106,17 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # each run is listed after the result
     TEST_TIMEOUT=1500 run mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np "2 8" -- -o 64
     grep '^RESULT ' "$LOGDIR/mpi_srqud.log" | sed 's/^RESULT/    mpi run:/'
+    # Threads (issue 11): UCP workers one per thread on srqud's shared
+    # receive pool (ucx_perftest -T: a worker per thread, data checked
+    # by the test where it can), and MPI_THREAD_MULTIPLE: 4 threads per
+    # rank, each on a communicator of its own, every byte checked (Open
+    # MPI's pml ucx: one worker in UCS_THREAD_MODE_MULTI; MPICH: ch4:ucx)
+    run perftest_ucp_tag_bw_2threads "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -T 2 -n 2000 -s 64
+    run perftest_ucp_tag_bw_4threads_pd "$PAIR" UCX_TLS=srqud,self UCX_SRQUD_SHARE=pd -- \
+        -t tag_bw -T 4 -n 1000 -s 4096
+    TEST_TIMEOUT=900 run mpi_threads_srqud "$ROOT/contrib/mpi-tests.sh" --np 2 -- \
+        -t 4 -m 1048576 -i 1 -o 64
+    grep '^RESULT ' "$LOGDIR/mpi_threads_srqud.log" | sed 's/^RESULT/    mpi run:/'
     # UCX's own UCT conformance suite, srqud cases
     TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh"
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
@@ -158,6 +169,15 @@ elif [ $ROUTE = b ]; then
     run stock_ucx_info_without_preload_has_no_srqud sh -c '! ucx_info -d | grep -q "Transport: srqud"'
     run stock_srqud_vm_test env LD_PRELOAD=$PRELOAD "$SRQUD_BUILD/stock/test/gtest/srqud_vm_test" --gtest_color=no
     run stock_perftest_ucp_tag_lat "$PAIR" LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
+    # ThreadSanitizer over the threaded device tests (contrib/build-tsan.sh;
+    # --full only: about 10x slower). A report is a failure.
+    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+        TSAN=$SRQUD_BUILD/tsan
+        run tsan_share_srqud_vm_test env \
+            LD_PRELOAD=$TSAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
+            TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+            "$TSAN/test/gtest/srqud_vm_test" --gtest_color=no --gtest_filter='share.*'
+    fi
 fi
 
 # ---- sucg (issue 5) --------------------------------------------------------

@@ -111,6 +111,54 @@ void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev)
 }
 
 
+void bench_ctx_worker(bench_ctx_t *ctx, const bench_ctx_t *owner)
+{
+    ctx->tl  = owner->tl;
+    ctx->dev = owner->dev;
+    ctx->md  = owner->md;
+    bench_check(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+                                         &ctx->async), "async context");
+    bench_check(uct_worker_create(ctx->async, UCS_THREAD_MODE_SINGLE,
+                                  &ctx->worker), "worker");
+}
+
+
+bench_mem_t bench_mem_read(void)
+{
+    char line[512];
+    unsigned long v;
+    bench_mem_t m = {0, 0, 0, 0};
+    int in_q = 0;
+    FILE *f;
+
+    f = fopen("/proc/self/status", "r");
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        sscanf(line, "VmRSS: %lu kB", &m.rss_kb);
+        sscanf(line, "VmPin: %lu kB", &m.pin_kb);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+
+    f = fopen("/proc/self/smaps", "r");
+    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
+        if (strchr(line, '-') && (strchr(line, ':') == NULL ||
+                                  strstr(line, " ") < strchr(line, ':'))) {
+            /* a mapping header: "start-end perms offset dev inode path" */
+            in_q = (strstr(line, "/dev/infiniband/uverbs") != NULL);
+        } else if (in_q && (sscanf(line, "Size: %lu kB", &v) == 1)) {
+            m.qmap_kb += v;
+        } else if (in_q && (sscanf(line, "Rss: %lu kB", &v) == 1)) {
+            m.qrss_kb += v;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return m;
+}
+
+
 void bench_iface_open(bench_ctx_t *ctx, bench_iface_t *s)
 {
     uct_iface_config_t *config;

@@ -35,6 +35,10 @@ void bench_check(ucs_status_t status, const char *what);
 
 void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev);
 
+/* another async context and worker on the md of @a owner: a thread's
+ * own worker, as UCP gives each thread of an MPI+threads code */
+void bench_ctx_worker(bench_ctx_t *ctx, const bench_ctx_t *owner);
+
 /* one more interface of the context's transport, progress enabled */
 void bench_iface_open(bench_ctx_t *ctx, bench_iface_t *iface);
 
@@ -43,6 +47,19 @@ uct_srqud_iface_stats_t bench_srqud_stats(const bench_ctx_t *ctx,
                                           uct_iface_h iface);
 
 double bench_now_ms(void);
+
+/* The process's memory, kB: VmRSS, VmPin (what the device registered), and
+ * the verbs queues the device maps into it (/dev/infiniband/uverbs* in
+ * smaps: on Soft-RoCE the kernel allocates them whole, while RSS counts
+ * only the pages touched), all and resident */
+typedef struct {
+    unsigned long rss_kb;
+    unsigned long pin_kb;
+    unsigned long qmap_kb;
+    unsigned long qrss_kb;
+} bench_mem_t;
+
+bench_mem_t bench_mem_read(void);
 
 /* Every PREFIX_UCX_X=v in the environment also becomes UCX_X=v: settings
  * for one role of the benchmark only (the receiver's, the peers') */

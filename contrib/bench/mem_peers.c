@@ -64,57 +64,9 @@ static ucs_status_t count_handler(void *arg, void *data, size_t length,
 }
 
 
-typedef struct {
-    unsigned long rss_kb;     /* VmRSS */
-    unsigned long pin_kb;     /* VmPin: registered (pinned) memory */
-    unsigned long qmap_kb;    /* verbs queues mapped from the device */
-    unsigned long qrss_kb;    /* ... of which resident */
-} mem_t;
-
-
-/* /proc/self/status, and the mappings of /dev/infiniband/uverbs* in
- * /proc/self/smaps: the queues (QP, CQ, SRQ rings) that the device maps
- * into the process; on Soft-RoCE the kernel allocates them whole, while
- * RSS counts only the pages touched */
-static mem_t read_mem(void)
-{
-    char line[512];
-    unsigned long v;
-    mem_t m = {0, 0, 0, 0};
-    int in_q = 0;
-    FILE *f;
-
-    f = fopen("/proc/self/status", "r");
-    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
-        sscanf(line, "VmRSS: %lu kB", &m.rss_kb);
-        sscanf(line, "VmPin: %lu kB", &m.pin_kb);
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-
-    f = fopen("/proc/self/smaps", "r");
-    while ((f != NULL) && (fgets(line, sizeof(line), f) != NULL)) {
-        if (strchr(line, '-') && (strchr(line, ':') == NULL ||
-                                  strstr(line, " ") < strchr(line, ':'))) {
-            /* a mapping header: "start-end perms offset dev inode path" */
-            in_q = (strstr(line, "/dev/infiniband/uverbs") != NULL);
-        } else if (in_q && (sscanf(line, "Size: %lu kB", &v) == 1)) {
-            m.qmap_kb += v;
-        } else if (in_q && (sscanf(line, "Rss: %lu kB", &v) == 1)) {
-            m.qrss_kb += v;
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-    return m;
-}
-
-
 static void print_mem(const char *tl, unsigned peers)
 {
-    mem_t m = read_mem();
+    bench_mem_t m = bench_mem_read();
 
     printf("%s %u %lu %lu %lu %lu\n", tl, peers, m.rss_kb, m.pin_kb, m.qmap_kb,
            m.qrss_kb);

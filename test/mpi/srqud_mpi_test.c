@@ -17,9 +17,15 @@
  *   -T SEC    soak: repeat all phases until SEC seconds have passed; rank 0
  *             prints each round's time and every rank's resident memory
  *             (VmRSS), which must stay flat
+ *   -t N      5. threads: MPI_THREAD_MULTIPLE, N threads per rank, each with
+ *             a communicator of its own (MPI_Comm_dup), ring exchanges of
+ *             1 B to -m bytes at once, every byte checked; an MPI that does
+ *             not provide MPI_THREAD_MULTIPLE fails the test
  */
 
 #include <mpi.h>
+
+#include <pthread.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -299,6 +305,76 @@ static void phase_collectives(void)
 }
 
 
+/* Phase 5: one thread of a rank, on its own communicator */
+typedef struct {
+    int           id;
+    MPI_Comm      comm;
+    size_t        max_size;
+    int           iters;
+    unsigned long checks, errors;   /* the thread's own: CHECK is not */
+} thread_arg_t;
+
+static void *thread_ring(void *p)
+{
+    thread_arg_t *a = p;
+    int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+    int it, k = 0, tag;
+    uint8_t *sbuf = malloc(a->max_size), *rbuf = malloc(a->max_size);
+    MPI_Request reqs[2];
+    MPI_Status sts[2];
+    size_t len, bad;
+
+    for (it = 0; it < a->iters; ++it) {
+        for (len = 1; len <= a->max_size; len *= 4, ++k) {
+            tag = a->id * 1000 + k;
+            fill(sbuf, len, g_rank, next, tag);
+            memset(rbuf, 0, len);
+            MPI_Irecv(rbuf, (int)len, MPI_BYTE, prev, tag, a->comm, &reqs[0]);
+            MPI_Isend(sbuf, (int)len, MPI_BYTE, next, tag, a->comm, &reqs[1]);
+            MPI_Waitall(2, reqs, sts);
+            ++a->checks;
+            bad = count_bad(rbuf, len, prev, g_rank, tag);
+            if (bad > 0) {
+                if (++a->errors <= 5) {
+                    fprintf(stderr, "rank %d thread %d: %zu of %zu bytes "
+                            "wrong from rank %d (tag %d)\n", g_rank, a->id,
+                            bad, len, prev, tag);
+                }
+            }
+        }
+    }
+    free(sbuf);
+    free(rbuf);
+    return NULL;
+}
+
+static void phase_threads(int n, size_t max_size, int iters)
+{
+    thread_arg_t *args = calloc(n, sizeof(*args));
+    pthread_t *th      = calloc(n, sizeof(*th));
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        args[i].id       = i;
+        args[i].max_size = max_size;
+        args[i].iters    = iters;
+        MPI_Comm_dup(MPI_COMM_WORLD, &args[i].comm);
+    }
+    for (i = 0; i < n; ++i) {
+        CHECK(pthread_create(&th[i], NULL, thread_ring, &args[i]) == 0,
+              "pthread_create %d", i);
+    }
+    for (i = 0; i < n; ++i) {
+        pthread_join(th[i], NULL);
+        g_checks += args[i].checks;
+        g_errors += args[i].errors;
+        MPI_Comm_free(&args[i].comm);
+    }
+    free(args);
+    free(th);
+}
+
+
 /* This process's resident set, kB (0 if unknown) */
 static long rss_kb(void)
 {
@@ -349,28 +425,47 @@ static int soak_next(int round, double t0, int seconds)
 int main(int argc, char **argv)
 {
     size_t max_size = 4u << 20;
-    int iters = 2, outstanding = 512, soak = 0, round = 0, c;
+    int iters = 2, outstanding = 512, soak = 0, round = 0, threads = 0, c;
+    int provided = MPI_THREAD_SINGLE;
     unsigned long totals[2], local[2];
     double t0;
 
-    MPI_Init(&argc, &argv);
+    /* -t asks for MPI_THREAD_MULTIPLE, which MPI_Init_thread must know */
+    for (c = 1; c < argc; ++c) {
+        if (!strncmp(argv[c], "-t", 2)) {
+            threads = 1;
+        }
+    }
+    if (threads) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
 
-    while ((c = getopt(argc, argv, "m:i:o:T:")) != -1) {
+    while ((c = getopt(argc, argv, "m:i:o:T:t:")) != -1) {
         switch (c) {
         case 'm': max_size = strtoul(optarg, NULL, 0); break;
         case 'i': iters = atoi(optarg); break;
         case 'o': outstanding = atoi(optarg); break;
         case 'T': soak = atoi(optarg); break;
+        case 't': threads = atoi(optarg); break;
         default:
             if (g_rank == 0) {
                 fprintf(stderr, "usage: %s [-m max_bytes] [-i iters] "
-                        "[-o outstanding] [-T soak_seconds]\n", argv[0]);
+                        "[-o outstanding] [-T soak_seconds] [-t threads]\n", argv[0]);
             }
             MPI_Finalize();
             return 2;
         }
+    }
+
+    /* not a skip: a thread test the MPI cannot run has failed */
+    CHECK((threads == 0) || (provided == MPI_THREAD_MULTIPLE),
+          "MPI_THREAD_MULTIPLE asked for, %d provided", provided);
+    if ((threads > 0) && (provided != MPI_THREAD_MULTIPLE)) {
+        threads = 0;
     }
 
     /* a barrier between phases: the any-source receives of one would
@@ -384,6 +479,10 @@ int main(int argc, char **argv)
         phase_outstanding(outstanding);
         MPI_Barrier(MPI_COMM_WORLD);
         phase_collectives();
+        if (threads > 0) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            phase_threads(threads, max_size, iters);
+        }
     } while ((soak > 0) && soak_next(++round, t0, soak));
 
     local[0] = g_checks;

@@ -210,7 +210,7 @@ uct_ctx::uct_ctx()
 
 uct_ctx::~uct_ctx()
 {
-    if (md != nullptr) {
+    if ((md != nullptr) && owns_md) {
         uct_md_close(md);
     }
     if (worker != nullptr) {
@@ -219,6 +219,24 @@ uct_ctx::~uct_ctx()
     if (async != nullptr) {
         ucs_async_context_destroy(async);
     }
+}
+
+
+ucs_status_t uct_ctx::init_worker(const uct_ctx &owner)
+{
+    ucs_status_t status;
+
+    component = owner.component;
+    md        = owner.md;
+    md_name   = owner.md_name;
+    dev_name  = owner.dev_name;
+    owns_md   = false;
+
+    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker);
 }
 
 

@@ -141,6 +141,10 @@ public:
     ~uct_ctx();
 
     ucs_status_t init();   /* finds srqud and opens the md of test_device() */
+    /* its own async context and worker, on the md of @a owner (which must
+     * outlive it): another UCP worker of the same process, as a thread
+     * of an MPI+threads code has */
+    ucs_status_t init_worker(const uct_ctx &owner);
 
     uct_component_h   component = nullptr;
     uct_md_h          md        = nullptr;
@@ -148,6 +152,7 @@ public:
     ucs_async_context_t *async  = nullptr;
     std::string       md_name;
     std::string       dev_name;   /* e.g. rxe0:1 */
+    bool              owns_md   = true;
 };
 
 

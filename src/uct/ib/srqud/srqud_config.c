@@ -16,6 +16,14 @@
 #include <ucs/sys/sys.h>
 
 
+const char *uct_srqud_share_names[] = {
+    [UCT_SRQUD_SHARE_PD]   = "pd",
+    [UCT_SRQUD_SHARE_TD]   = "td",
+    [UCT_SRQUD_SHARE_SRQ]  = "srq",
+    [UCT_SRQUD_SHARE_LAST] = NULL
+};
+
+
 ucs_config_field_t uct_srqud_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_srqud_iface_config_t, super),
@@ -55,6 +63,26 @@ ucs_config_field_t uct_srqud_config_table[] = {
     {"RX_POST_BATCH", "32",
      "Repost receive buffers to the SRQ in batches of this many.",
      ucs_offsetof(uct_srqud_iface_config_t, rx_post_batch), UCS_CONFIG_TYPE_UINT},
+
+    {"SHARE", "srq",
+     "What the interfaces of one process on a device share (one interface\n"
+     "per UCP worker, so per thread with a worker each). All share the\n"
+     "device context, PD and registrations.\n"
+     " pd  - each its own UD QP, CQs, SRQ and receive buffers.\n"
+     " td  - as pd, with each one's QP and CQs in a thread domain of its own\n"
+     "       (a dedicated doorbell, no provider locks); on a device without\n"
+     "       thread domains (Soft-RoCE) the same as pd, said once.\n"
+     " srq - each its own UD QP and CQs, and one SRQ with one receive pool\n"
+     "       for all, so receive memory stays flat in threads as in peers.",
+     ucs_offsetof(uct_srqud_iface_config_t, share),
+     UCS_CONFIG_TYPE_ENUM(uct_srqud_share_names)},
+
+    {"STALLED_MAX", "256",
+     "With SHARE=srq: receive buffers the async thread keeps queued for a\n"
+     "worker that does not progress. Beyond, it leaves that worker's\n"
+     "packets unacknowledged (their senders retransmit once it progresses),\n"
+     "so that one stalled thread cannot drain the pool of the others.",
+     ucs_offsetof(uct_srqud_iface_config_t, stalled_max), UCS_CONFIG_TYPE_UINT},
 
     UCT_SRQUD_MPOOL_CONFIG_FIELDS("RX_", -1, 0, "receive",
                                   ucs_offsetof(uct_srqud_iface_config_t, rx_mp),
@@ -210,6 +238,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
     }
     UCT_SRQUD_CHECK_RANGE("RX_POST_BATCH", config->rx_post_batch, 1,
                           config->srq_size);
+    UCT_SRQUD_CHECK_RANGE("STALLED_MAX", config->stalled_max, 16,
+                          config->srq_max_size);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
@@ -280,6 +310,11 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     /* every posted buffer may complete before the receiver polls */
     iface->config.rx_cq_len      = 2 * config->srq_max_size;
     iface->config.rx_post_batch  = config->rx_post_batch;
+    iface->config.share          = config->share;
+    iface->config.stalled_max    = config->stalled_max;
+    iface->config.rx_max_bufs    = config->rx_mp.max_bufs;
+    iface->config.rx_grow        = (config->rx_mp.bufs_grow > 0) ?
+                                   config->rx_mp.bufs_grow : 256;
     iface->config.tx_max_poll    = config->tx_max_poll;
     iface->config.rx_max_poll    = config->rx_max_poll;
     iface->config.gid_index      = config->gid_index;

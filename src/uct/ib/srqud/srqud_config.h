@@ -17,6 +17,23 @@ typedef struct uct_srqud_iface uct_srqud_iface_t;
 typedef struct uct_srqud_md    uct_srqud_md_t;
 
 
+/* UCX_SRQUD_SHARE: what the interfaces (one per UCP worker, so per thread)
+ * of one md share, after Zambre et al. (ICPADS'18); named after what is
+ * shared. Every level shares the device context, the PD and registrations
+ * (the md's). */
+typedef enum {
+    UCT_SRQUD_SHARE_PD,   /* own UD QP, CQs, SRQ and receive pool */
+    UCT_SRQUD_SHARE_TD,   /* as PD, the QP and CQs in a thread domain of
+                             their own (a dedicated doorbell, no provider
+                             locks: the paper's Dynamic) */
+    UCT_SRQUD_SHARE_SRQ,  /* own UD QP and CQs; one SRQ and receive pool
+                             per md and port for all of them */
+    UCT_SRQUD_SHARE_LAST
+} uct_srqud_share_t;
+
+extern const char *uct_srqud_share_names[];
+
+
 typedef struct uct_srqud_iface_config {
     uct_iface_config_t       super;
     unsigned                 tx_queue_len;   /* Send queue length */
@@ -26,6 +43,9 @@ typedef struct uct_srqud_iface_config {
     unsigned                 srq_max_size;   /* ... grown up to this */
     unsigned long            srq_limit;      /* UCS_ULUNITS_AUTO: Eq. 5 */
     unsigned                 rx_post_batch;  /* Repost receives in batches */
+    int                      share;          /* uct_srqud_share_t */
+    unsigned                 stalled_max;    /* shared pool: kept for a
+                                                worker that stalls */
     uct_iface_mpool_config_t rx_mp;
     uct_iface_mpool_config_t tx_mp;
     unsigned long            gid_index;      /* UCS_ULUNITS_AUTO: pick one */

@@ -209,7 +209,7 @@ ucs_status_t uct_srqud_dev_port_bandwidth(uct_srqud_iface_t *iface,
 }
 
 
-static ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
+ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
 {
     struct ibv_qp_init_attr init;
     uct_srqud_verbs_qp_step_t step;
@@ -218,7 +218,7 @@ static ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
     memset(&init, 0, sizeof(init));
     init.send_cq             = iface->send_cq;
     init.recv_cq             = iface->recv_cq;
-    init.srq                 = iface->srq;
+    init.srq                 = iface->rx.pool->srq;
     init.sq_sig_all          = 0;
     init.cap.max_send_wr     = iface->config.tx_queue_len;
     /* the descriptor (headers) and the am_zcopy payload entries */
@@ -226,12 +226,12 @@ static ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface)
                                        iface->md->dev_attr.max_sge);
     init.cap.max_inline_data = 128;
 
-    ret = uct_srqud_verbs_ud_qp_create(iface->md->pd, &init, iface->port_num,
+    ret = uct_srqud_verbs_ud_qp_create(iface->qp_pd, &init, iface->port_num,
                                        UCT_SRQUD_QKEY, &iface->qp, &step);
     if ((ret != 0) && (step == UCT_SRQUD_VERBS_QP_CREATE)) {
         /* some devices have less inline space: retry without */
         init.cap.max_inline_data = 0;
-        ret = uct_srqud_verbs_ud_qp_create(iface->md->pd, &init,
+        ret = uct_srqud_verbs_ud_qp_create(iface->qp_pd, &init,
                                            iface->port_num, UCT_SRQUD_QKEY,
                                            &iface->qp, &step);
     }
@@ -271,40 +271,98 @@ static ucs_status_t uct_srqud_dev_create_channel(uct_srqud_iface_t *iface)
 }
 
 
-ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface)
+/*
+ * SHARE=td: the QP and CQs of this interface in a thread domain of their
+ * own, through a parent domain of the md's PD (so the md's registrations
+ * still serve them). A provider without thread domains (rxe answers
+ * EOPNOTSUPP) gets plain objects, as with SHARE=pd: said once per md, and
+ * iface->config.share tells which it got.
+ */
+static void uct_srqud_dev_thread_domain(uct_srqud_iface_t *iface)
 {
     uct_srqud_md_t *md = iface->md;
-    struct ibv_srq_init_attr srq_init_attr;
+    struct ibv_parent_domain_init_attr pd_attr;
+    struct ibv_td_init_attr td_attr;
+    struct ibv_pd *parent;
+
+    memset(&td_attr, 0, sizeof(td_attr));
+    iface->td = ibv_alloc_td(md->ctx, &td_attr);
+    if (iface->td != NULL) {
+        memset(&pd_attr, 0, sizeof(pd_attr));
+        pd_attr.pd = md->pd;
+        pd_attr.td = iface->td;
+        parent     = ibv_alloc_parent_domain(md->ctx, &pd_attr);
+        if (parent != NULL) {
+            iface->qp_pd = parent;
+            return;
+        }
+        ibv_dealloc_td(iface->td);
+        iface->td = NULL;
+    }
+
+    if (!md->td_fallback_logged) {
+        md->td_fallback_logged = 1;
+        ucs_info("%s: UCX_SRQUD_SHARE=td: the device has no thread domains "
+                 "(%m); each worker gets plain QPs and CQs, as with pd",
+                 md->name);
+    }
+    iface->config.share = UCT_SRQUD_SHARE_PD;
+}
+
+
+static struct ibv_cq *uct_srqud_dev_iface_cq(uct_srqud_iface_t *iface,
+                                             unsigned cqe, const char *what)
+{
+    struct ibv_cq_init_attr_ex attr;
+    struct ibv_cq_ex *cq;
+
+    if (iface->td == NULL) {
+        return uct_srqud_dev_cq_create(iface, cqe, iface->comp_channel, what);
+    }
+
+    /* in the interface's parent domain: the provider skips its CQ lock */
+    memset(&attr, 0, sizeof(attr));
+    attr.cqe           = cqe;
+    attr.channel       = iface->comp_channel;
+    attr.wc_flags      = IBV_WC_STANDARD_FLAGS;
+    attr.comp_mask     = IBV_CQ_INIT_ATTR_MASK_PD;
+    attr.parent_domain = iface->qp_pd;
+    cq = ibv_create_cq_ex(iface->md->ctx, &attr);
+    if (cq == NULL) {
+        ucs_error("%s: ibv_create_cq_ex(%s, %u, parent domain) failed: %m",
+                  iface->md->name, what, cqe);
+        return NULL;
+    }
+    return ibv_cq_ex_to_cq(cq);
+}
+
+
+ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface)
+{
     ucs_status_t status;
+
+    iface->qp_pd = iface->md->pd;
+    if (iface->config.share == UCT_SRQUD_SHARE_TD) {
+        uct_srqud_dev_thread_domain(iface);
+    }
 
     status = uct_srqud_dev_create_channel(iface);
     if (status != UCS_OK) {
         return status;
     }
 
-    iface->send_cq = uct_srqud_dev_cq_create(iface, iface->config.tx_queue_len,
-                                             iface->comp_channel, "send");
+    iface->send_cq = uct_srqud_dev_iface_cq(iface, iface->config.tx_queue_len,
+                                            "send");
     if (iface->send_cq == NULL) {
         return UCS_ERR_IO_ERROR;
     }
 
-    iface->recv_cq = uct_srqud_dev_cq_create(iface, iface->config.rx_cq_len,
-                                             iface->comp_channel, "recv");
+    iface->recv_cq = uct_srqud_dev_iface_cq(iface, iface->config.rx_cq_len,
+                                            "recv");
     if (iface->recv_cq == NULL) {
         return UCS_ERR_IO_ERROR;
     }
-
-    memset(&srq_init_attr, 0, sizeof(srq_init_attr));
-    srq_init_attr.attr.max_wr  = iface->config.srq_max_size;
-    srq_init_attr.attr.max_sge = 1;
-    iface->srq = ibv_create_srq(md->pd, &srq_init_attr);
-    if (iface->srq == NULL) {
-        ucs_error("%s: ibv_create_srq(%u) failed: %m", md->name,
-                  iface->config.srq_max_size);
-        return UCS_ERR_IO_ERROR;
-    }
-
-    return uct_srqud_dev_create_qp(iface);
+    return UCS_OK;
 }
 
 
@@ -313,10 +371,6 @@ void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface)
     if (iface->qp != NULL) {
         ibv_destroy_qp(iface->qp);
         iface->qp = NULL;
-    }
-    if (iface->srq != NULL) {
-        ibv_destroy_srq(iface->srq);
-        iface->srq = NULL;
     }
 }
 
@@ -336,6 +390,10 @@ void uct_srqud_dev_destroy(uct_srqud_iface_t *iface)
     }
     if (iface->comp_channel != NULL) {
         ibv_destroy_comp_channel(iface->comp_channel);
+    }
+    if (iface->td != NULL) {
+        ibv_dealloc_pd(iface->qp_pd);
+        ibv_dealloc_td(iface->td);
     }
 }
 

@@ -2,8 +2,9 @@
  * Copyright (c) srqud developers. See COPYING for license information.
  *
  * The device layer: the one place that opens a port, chooses the GID and
- * MTU, and creates the verbs objects of an interface (completion channel,
- * CQs, SRQ, the UD QP, address handles), and the one UD QP create function
+ * MTU, and creates the verbs objects of an interface (thread domain,
+ * completion channel, CQs, the UD QP, address handles; the SRQ is the
+ * receive pool's, srqud_rxpool.c), and the one UD QP create function
  * that the interface and the zero-copy pool use (srqud_verbs.c, shared with
  * the tools). The protocol files reach verbs through this layer and
  * srqud_rx.c / srqud_tx.c / srqud_zengine.c only.
@@ -25,13 +26,17 @@ ucs_status_t uct_srqud_dev_port_open(uct_srqud_iface_t *iface,
 ucs_status_t uct_srqud_dev_select_gid(uct_srqud_iface_t *iface,
                                       const struct ibv_port_attr *port_attr);
 
-/* Completion channel, CQs, SRQ and the UD QP, from iface->config */
+/* Thread domain (SHARE=td), completion channel and CQs, from
+ * iface->config */
 ucs_status_t uct_srqud_dev_create(uct_srqud_iface_t *iface);
 
-/* The QP and the SRQ: nothing is received or sent after this */
+/* The UD QP, attached to the receive pool's SRQ (after uct_srqud_rx_init) */
+ucs_status_t uct_srqud_dev_create_qp(uct_srqud_iface_t *iface);
+
+/* The QP: nothing is received or sent on it after this */
 void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface);
 
-/* The rest (address handles, CQs, channel), after the queues */
+/* The rest (address handles, CQs, channel, domains), after the QP */
 void uct_srqud_dev_destroy(uct_srqud_iface_t *iface);
 
 /* A CQ (@a what names it in the error message); NULL on failure */

@@ -187,6 +187,11 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         if (!uct_srqud_ep_ack_cumulative(iface, ep, ack_psn)) {
             return 0;
         }
+    } else if (ack_psn == ep->tx.acked) {
+        /* nothing new, but the peer is there: a worker that does not
+         * progress and holds its share of a shared receive pool says so
+         * (srqud_ep_rx.c); it computes, it has not gone */
+        ep->tx.progress_time = ucs_get_time();
     }
 
     if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {

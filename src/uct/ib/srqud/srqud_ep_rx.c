@@ -325,6 +325,7 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         desc->ep          = NULL;
         desc->payload_len = payload_len;
         ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->async.queued;
         ++iface->stats.async_queued;
         iface->async.wake_user = 1;
         return;
@@ -394,6 +395,18 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
+        if (ucs_unlikely(iface->async.active &&
+                         (neth->flags & UCT_SRQUD_PACKET_FLAG_AM) &&
+                         (iface->async.queued >= iface->config.stalled_max) &&
+                         iface->rx.pool->shared)) {
+            /* this worker does not progress and holds its share of the
+             * pool the other workers receive into: not accepted; the
+             * sender resends until it progresses again, and the ack of
+             * what was accepted tells it that its peer is alive */
+            ++iface->stats.rx_stalled_dropped;
+            uct_srqud_ep_schedule_ack(iface, ep, 0);
+            goto out_put;
+        }
         break;
     }
 
@@ -438,6 +451,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
         desc->ep          = ep;
         desc->payload_len = payload_len;
         ucs_queue_push(&iface->async.rx_q, &desc->queue);
+        ++iface->async.queued;
         ++iface->stats.async_queued;
         iface->async.wake_user = 1;
         return;

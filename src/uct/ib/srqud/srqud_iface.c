@@ -37,10 +37,24 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
 
+    uct_srqud_rxpool_state_t pool;
+
+    uct_srqud_rxpool_query(iface->rx.pool, &pool);
     ucs_spin_lock(&iface->rx.lock);
-    *stats            = iface->stats;
-    stats->srq_limit  = iface->rx.limit;
-    stats->srq_target = iface->rx.target;
+    *stats                  = iface->stats;
+    stats->srq_limit_events = pool.limit_events;
+    stats->srq_refilled     = pool.refilled;
+    stats->srq_grows        = pool.grows;
+    stats->srq_limit        = pool.limit;
+    stats->srq_target       = pool.target;
+    stats->srq_users        = pool.users;
+    stats->srq_posted       = pool.posted;
+    stats->srq_buffers      = pool.allocated;
+    stats->srq_free         = pool.nfree;
+    stats->srq_lent         = pool.lent;
+    stats->srq_lost         = pool.lost;
+    stats->rx_taken         = iface->rx.taken;
+    stats->share            = iface->config.share;
     ucs_spin_unlock(&iface->rx.lock);
     return UCS_OK;
 }
@@ -238,8 +252,10 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     self->comp_channel = NULL;
     self->send_cq      = NULL;
     self->recv_cq      = NULL;
-    self->srq          = NULL;
     self->qp           = NULL;
+    self->td           = NULL;
+    self->qp_pd        = md->pd;
+    self->rx.pool      = NULL;
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_list_head_init(&self->rma.ops);
     self->rma.next_id  = 0;
@@ -252,6 +268,7 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     uct_iface_set_async_event_params(params, &self->async.event_cb,
                                      &self->async.event_arg);
     ucs_queue_head_init(&self->async.rx_q);
+    self->async.queued = 0;
     ucs_ptr_array_init(&self->eps, "srqud_eps");
     kh_init_inplace(uct_srqud_peer, &self->peers);
     kh_init_inplace(uct_srqud_ah, &self->ah_hash);
@@ -338,19 +355,24 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
         goto err_dev;
     }
 
-    status = uct_srqud_tx_init(self, config);
+    status = uct_srqud_rx_init(self, config, params, &port_attr);
     if (status != UCS_OK) {
         goto err_dev;
     }
 
-    status = uct_srqud_rx_init(self, config, params, &port_attr);
+    status = uct_srqud_dev_create_qp(self);
     if (status != UCS_OK) {
-        goto err_tx;
+        goto err_rx;
+    }
+
+    status = uct_srqud_tx_init(self, config);
+    if (status != UCS_OK) {
+        goto err_qp;
     }
 
     status = uct_srqud_zcopy_init(self);
     if (status != UCS_OK) {
-        goto err_rx;
+        goto err_tx;
     }
 
     status = uct_srqud_progress_init(self);
@@ -361,20 +383,18 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
     ucs_debug("%s:%d: srqud iface %p qpn 0x%x gid_index %d mtu %zu srq %u "
               "limit %u (t_wakeup %.1f us) inline %zu", md->name,
               self->port_num, self, self->qp->qp_num, self->gid_index,
-              self->config.mtu, self->config.srq_size, self->rx.limit,
+              self->config.mtu, self->config.srq_size, self->rx.pool->limit,
               self->stats.t_wakeup * 1e6, self->config.max_inline);
     return UCS_OK;
 
 err_zcopy:
     uct_srqud_zcopy_cleanup(self);
-err_rx:
-    /* buffers posted before the failure go away with the SRQ */
-    uct_srqud_md_srq_unlisten(md, self->srq);
-    uct_srqud_dev_destroy_queues(self);
-    uct_srqud_rx_cleanup(self);
 err_tx:
-    uct_srqud_dev_destroy_queues(self);
     uct_srqud_tx_cleanup(self);
+err_qp:
+    uct_srqud_dev_destroy_queues(self);
+err_rx:
+    uct_srqud_rx_cleanup(self);
 err_dev:
     uct_srqud_dev_destroy(self);
     uct_srqud_iface_cleanup_state(self);
@@ -386,9 +406,10 @@ err_dev:
  * UCX_SRQUD_STATS_DUMP=y (how tests and benchmarks see what UCP did) */
 static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
 {
-    const uct_srqud_iface_stats_t *s = &iface->stats;
+    uct_srqud_iface_stats_t stats, *s = &stats;
     char line[2048];
 
+    uct_srqud_iface_stats_get(&iface->super.super, s);
     snprintf(line, sizeof(line),
              "rx %lu tx %lu malformed %lu retransmits %lu timeouts %lu "
              "dups %lu gaps %lu acks %lu nacks %lu failures %lu "
@@ -400,7 +421,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "fault_duplicated %lu zcopy_stale %lu fast_retransmits %lu "
              "held %lu reorder_dropped %lu bad_token %lu qp_resets %lu "
              "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu zcopy_posts %lu "
-             "rma_refused %lu",
+             "rma_refused %lu stalled_dropped %lu srq_users %u srq_buffers %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -412,7 +433,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->fault_duplicated, s->zcopy_stale, s->tx_fast_retransmits,
              s->rx_held, s->rx_reorder_dropped, s->rx_bad_token,
              s->qp_resets, s->rx_no_ep, s->zcopy_stalled,
-             s->zcopy_superseded, s->zcopy_posts, s->rma_refused);
+             s->zcopy_superseded, s->zcopy_posts, s->rma_refused,
+             s->rx_stalled_dropped, s->srq_users, s->srq_buffers);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);
@@ -431,7 +453,6 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
     /* After this, the async thread no longer sees the interface: the
      * removals wait for a running callback */
     uct_srqud_progress_cleanup(self);
-    uct_srqud_md_srq_unlisten(self->md, self->srq);
 
     uct_srqud_enter(self);
     /* transfers still going (peers' ones; the user's eps are gone): their

@@ -644,6 +644,7 @@ static void uct_srqud_md_close(uct_md_h uct_md)
     ibv_dealloc_pd(md->pd);
     ibv_close_device(md->ctx);
     ucs_recursive_spinlock_destroy(&md->listener_lock);
+    pthread_mutex_destroy(&md->rxpools_lock);
     ucs_free(md);
 }
 
@@ -738,6 +739,8 @@ uct_srqud_md_open(uct_component_t *component, const char *md_name,
     ucs_strncpy_zero(md->name, md_name, sizeof(md->name));
     ucs_list_head_init(&md->listeners);
     ucs_recursive_spinlock_init(&md->listener_lock, 0);
+    ucs_list_head_init(&md->rxpools);
+    pthread_mutex_init(&md->rxpools_lock, NULL);
     ucs_spinlock_init(&md->reg_lock, 0);
     kh_init_inplace(uct_srqud_rkeys, &md->rkeys);
 

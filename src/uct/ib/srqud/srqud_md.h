@@ -20,6 +20,7 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/khash.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 
 
 /* Told of an SRQ's async events (srqud_rx.c's LIMIT refill) */
@@ -87,6 +88,12 @@ typedef struct uct_srqud_md {
      * no interface. */
     ucs_recursive_spinlock_t listener_lock;
     ucs_list_link_t         listeners;
+    /* Receive pools its interfaces share (UCX_SRQUD_SHARE=srq,
+     * srqud_rxpool.c): the lock is held while one is created */
+    pthread_mutex_t         rxpools_lock;
+    ucs_list_link_t         rxpools;
+    /* UCX_SRQUD_SHARE=td on a device without thread domains: said once */
+    int                     td_fallback_logged;
     /* Registered regions by remote key (any thread registers, any worker
      * checks peers' requests) */
     ucs_spinlock_t          reg_lock;

@@ -67,6 +67,7 @@ static unsigned uct_srqud_progress_async_rx(uct_srqud_iface_t *iface)
            (count < iface->config.rx_max_poll)) {
         desc = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
                                              uct_srqud_recv_desc_t, queue);
+        --iface->async.queued;
         if (desc->ep == NULL) {
             uct_srqud_rx_deliver_am(iface, desc, desc->payload_len);
         } else {

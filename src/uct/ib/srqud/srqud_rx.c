@@ -7,33 +7,41 @@
 #endif
 
 #include "srqud_rx.h"
-#include "srqud_dev.h"
+#include "srqud_rxpool.h"
 #include "srqud_rel.h"
 #include "srqud_verbs.h"
 #include "srqud_watermark.h"
 
-#include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 #include <string.h>
 
 
-static void uct_srqud_rx_desc_init(uct_iface_h tl_iface, void *obj,
-                                   uct_mem_h memh)
+/* Free buffers an interface keeps for itself: puts and reposts take only
+ * its own lock, and the pool's lock once per batch */
+static void uct_srqud_rx_cache_trim(uct_srqud_iface_t *iface, unsigned keep)
 {
-    uct_srqud_recv_desc_t *desc = obj;
+    unsigned n;
 
-    desc->lkey = uct_srqud_memh_lkey(memh);
+    if (iface->rx.cache_count > keep) {
+        n = iface->rx.cache_count - keep;
+        uct_srqud_rxpool_put(iface->rx.pool, iface->rx.cache + keep, n);
+        iface->rx.cache_count = keep;
+        iface->rx.taken      -= n;
+    }
 }
 
 
 void uct_srqud_rx_desc_put(uct_srqud_iface_t *iface,
                            uct_srqud_recv_desc_t *desc)
 {
-    /* the LIMIT thread takes buffers from the same pool */
+    /* any thread that holds a delivered descriptor may release it */
     ucs_spin_lock(&iface->rx.lock);
-    ucs_mpool_put_inline(desc);
+    if (ucs_unlikely(iface->rx.cache_count == UCT_SRQUD_RX_CACHE_MAX)) {
+        uct_srqud_rx_cache_trim(iface, UCT_SRQUD_RX_CACHE_MAX / 2);
+    }
+    iface->rx.cache[iface->rx.cache_count++] = desc;
     ucs_spin_unlock(&iface->rx.lock);
 }
 
@@ -75,151 +83,59 @@ void uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface,
 }
 
 
-/* Post up to @a max buffers; with @a to_target, only while fewer than the
- * target are posted (the progress path), else unconditionally (the LIMIT
- * thread, which knows the SRQ is nearly empty) */
-static ucs_status_t uct_srqud_rx_srq_post_n(uct_srqud_iface_t *iface,
-                                            unsigned max, int to_target)
+/* Repost up to @a max buffers on the SRQ: the cache's, topped up from the
+ * pool; what the SRQ does not take (at its target) stays in the cache */
+static void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max)
 {
-    struct ibv_recv_wr wrs[32], *bad_wr;
-    struct ibv_sge sges[32];
-    uct_srqud_recv_desc_t *desc;
-    unsigned count, total = 0;
-    ucs_status_t status = UCS_OK;
-    int ret;
+    unsigned count, got, posted;
 
     ucs_spin_lock(&iface->rx.lock);
-    while ((total < max) &&
-           (!to_target || (iface->rx.posted < iface->rx.target))) {
-        count = 0;
-        while ((count < ucs_static_array_size(wrs)) && (total + count < max) &&
-               (!to_target || (iface->rx.posted + count < iface->rx.target))) {
-            desc = ucs_mpool_get_inline(&iface->rx.mp);
-            if (desc == NULL) {
-                status = UCS_ERR_NO_MEMORY;
-                break;
-            }
-
-            sges[count].addr   = (uintptr_t)uct_srqud_rx_hdr(iface, desc);
-            sges[count].length = UCT_SRQUD_GRH_LEN + iface->config.seg_size;
-            sges[count].lkey   = desc->lkey;
-            wrs[count].wr_id   = (uintptr_t)desc;
-            wrs[count].sg_list = &sges[count];
-            wrs[count].num_sge = 1;
-            wrs[count].next    = &wrs[count + 1];
-            ++count;
-        }
-
-        if (count == 0) {
-            break;
-        }
-
-        wrs[count - 1].next = NULL;
-        ret = ibv_post_srq_recv(iface->srq, wrs, &bad_wr);
-        if (ret != 0) {
-            ucs_error("%s: ibv_post_srq_recv() failed: %s", iface->md->name,
-                      strerror(ret));
-            /* return what was not posted */
-            for (; bad_wr != NULL; bad_wr = bad_wr->next, --count) {
-                ucs_mpool_put_inline((void*)(uintptr_t)bad_wr->wr_id);
-            }
-            iface->rx.posted += count;
-            total            += count;
-            status            = UCS_ERR_IO_ERROR;
-            break;
-        }
-
-        iface->rx.posted += count;
-        total            += count;
-        if (status != UCS_OK) {
-            break;
-        }
+    count = ucs_min(max, UCT_SRQUD_RX_CACHE_MAX);
+    if (iface->rx.cache_count < count) {
+        got = uct_srqud_rxpool_get(iface->rx.pool,
+                                   iface->rx.cache + iface->rx.cache_count,
+                                   count - iface->rx.cache_count);
+        iface->rx.cache_count += got;
+        iface->rx.taken       += got;
+        count                  = ucs_min(count, iface->rx.cache_count);
     }
+
+    /* the last ones cached: the most recently used, the warmest */
+    posted = uct_srqud_rxpool_post(iface->rx.pool,
+                                   iface->rx.cache + iface->rx.cache_count -
+                                   count, count);
+    if (posted < count) {
+        /* keep the unposted ones at the end of the cache */
+        memmove(iface->rx.cache + iface->rx.cache_count - count,
+                iface->rx.cache + iface->rx.cache_count - count + posted,
+                (count - posted) * sizeof(*iface->rx.cache));
+    }
+    iface->rx.cache_count -= posted;
+    iface->rx.taken       -= posted;
     ucs_spin_unlock(&iface->rx.lock);
-
-    return status;
 }
 
 
-ucs_status_t uct_srqud_rx_srq_post(uct_srqud_iface_t *iface, unsigned max)
+/* The watermark (Eq. 5), for a new pool: from this port's link rate and a
+ * wakeup time measured now */
+typedef struct {
+    uct_srqud_iface_t           *iface;
+    const struct ibv_port_attr  *port_attr;
+} uct_srqud_rx_limit_arg_t;
+
+static unsigned uct_srqud_rx_limit(void *arg, double *t_wakeup)
 {
-    return uct_srqud_rx_srq_post_n(iface, max, 1);
-}
+    const uct_srqud_rx_limit_arg_t *la = arg;
+    uct_srqud_iface_t *iface            = la->iface;
 
-
-static ucs_status_t uct_srqud_rx_srq_arm(uct_srqud_iface_t *iface)
-{
-    struct ibv_srq_attr attr;
-    int ret;
-
-    if (iface->rx.limit == 0) {
-        return UCS_OK;
+    *t_wakeup = uct_srqud_watermark_measure_wakeup();
+    if (iface->config.srq_limit != UCS_ULUNITS_AUTO) {
+        return iface->config.srq_limit;
     }
-
-    attr.srq_limit = iface->rx.limit;
-    ret = ibv_modify_srq(iface->srq, &attr, IBV_SRQ_LIMIT);
-    if (ret != 0) {
-        ucs_error("%s: ibv_modify_srq(limit=%u) failed: %s", iface->md->name,
-                  iface->rx.limit, strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-    return UCS_OK;
-}
-
-
-/*
- * The LIMIT thread: runs on UCX's async thread, which blocks on the
- * device's async fd; the md calls it under its listener lock (so the
- * interface cannot be closed meanwhile). Fewer than rx.limit buffers are left on the SRQ; the
- * others were consumed whether or not the progress path has polled their
- * completions yet, so the refill is counted from the target, not from
- * rx.posted.
- */
-static void uct_srqud_rx_srq_event(void *arg, enum ibv_event_type event_type)
-{
-    uct_srqud_iface_t *iface = arg;
-    ucs_time_t now           = ucs_get_time();
-    unsigned grow, refill;
-
-    if (event_type != IBV_EVENT_SRQ_LIMIT_REACHED) {
-        ucs_error("%s: SRQ error event %s", iface->md->name,
-                  ibv_event_type_str(event_type));
-        return;
-    }
-
-    ucs_spin_lock(&iface->rx.lock);
-    ++iface->stats.srq_limit_events;
-
-    /* Drained again within a few wakeups of the last refill: the receiver
-     * is not keeping up, so keep more buffers posted (as MVAPICH2 does) */
-    grow = 0;
-    if ((iface->rx.last_limit_event != 0) &&
-        (uct_srqud_time_since(now, iface->rx.last_limit_event) <
-         ucs_time_from_msec(10)) &&
-        (iface->rx.target < iface->config.srq_max_size)) {
-        grow = ucs_min(iface->rx.target / 4 + 1,
-                       iface->config.srq_max_size - iface->rx.target);
-        iface->rx.target += grow;
-        ++iface->stats.srq_grows;
-    }
-    iface->rx.last_limit_event = now;
-
-    /* At most rx.limit buffers remain: posting target - limit keeps the SRQ
-     * within target <= srq_max_size, the SRQ's capacity. Completions of
-     * posted buffers wait in the receive CQ until the receiver polls, so
-     * never post more than the CQ can hold. */
-    refill = iface->rx.target - iface->rx.limit;
-    if (iface->rx.posted + refill > iface->config.rx_cq_len) {
-        refill = (iface->rx.posted < iface->config.rx_cq_len) ?
-                 (iface->config.rx_cq_len - iface->rx.posted) : 0;
-    }
-    ucs_spin_unlock(&iface->rx.lock);
-
-    uct_srqud_rx_srq_post_n(iface, refill, 0);
-    iface->stats.srq_refilled += refill;
-    uct_srqud_rx_srq_arm(iface);
-    ucs_debug("%s: SRQ limit: refilled %u, target %u (grew %u)",
-              iface->md->name, refill, iface->rx.target, grow);
+    return uct_srqud_watermark(
+            uct_srqud_verbs_port_bandwidth(la->port_attr) / 1e6,
+            UCT_SRQUD_MIN_WIRE_PACKET, *t_wakeup * 1e3,
+            iface->config.srq_size);
 }
 
 
@@ -228,18 +144,20 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
                                const uct_iface_params_t *params,
                                const struct ibv_port_attr *port_attr)
 {
+    uct_srqud_rx_limit_arg_t limit_arg = { iface, port_attr };
     size_t rx_headroom, hdr_len, am_align, am_align_offset;
+    uct_srqud_rxpool_params_t pool_params;
     ucs_status_t status;
 
-    iface->rx.posted           = 0;
+    iface->rx.pool             = NULL;
+    iface->rx.cache_count      = 0;
+    iface->rx.taken            = 0;
     iface->rx.stash_count      = 0;
-    iface->rx.target           = iface->config.srq_size;
-    iface->rx.last_limit_event = 0;
     iface->rx.held             = 0;
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
     ucs_list_head_init(&iface->rx.ack_list);
 
-    /* the layout in srqud_types.h */
+    /* the layout in srqud_rxpool.h */
     rx_headroom = (params->field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ?
                   params->rx_headroom : 0;
     hdr_len     = UCT_SRQUD_GRH_LEN + sizeof(uct_srqud_neth_t);
@@ -261,67 +179,64 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
         return status;
     }
 
-    status = uct_iface_mpool_init(&iface->super, &iface->rx.mp,
-                                  iface->config.rx_payload_offset +
-                                  iface->config.seg_size -
-                                  sizeof(uct_srqud_neth_t),
-                                  am_align_offset, am_align, &config->rx_mp,
-                                  iface->config.srq_size,
-                                  uct_srqud_rx_desc_init, "srqud_rx");
+    memset(&pool_params, 0, sizeof(pool_params));
+    pool_params.elem_size      = iface->config.rx_payload_offset +
+                                 iface->config.seg_size -
+                                 sizeof(uct_srqud_neth_t);
+    pool_params.payload_offset = am_align_offset;
+    pool_params.align          = am_align;
+    pool_params.hdr_offset     = iface->config.rx_hdr_offset;
+    pool_params.post_len       = UCT_SRQUD_GRH_LEN + iface->config.seg_size;
+    pool_params.size           = iface->config.srq_size;
+    pool_params.max_size       = iface->config.srq_max_size;
+    pool_params.cq_len         = iface->config.rx_cq_len;
+    pool_params.grow           = iface->config.rx_grow;
+    pool_params.max_bufs       = iface->config.rx_max_bufs;
+    status = uct_srqud_rxpool_attach(iface->md, iface->port_num,
+                                     iface->config.share ==
+                                     UCT_SRQUD_SHARE_SRQ,
+                                     &pool_params, uct_srqud_rx_limit,
+                                     &limit_arg, &iface->rx.pool);
     if (status != UCS_OK) {
         return status;
     }
 
-    /* Buffers for the initial posting and one refill's worth more: the
-     * LIMIT thread must not wait for memory registration when it refills */
-    ucs_mpool_grow(&iface->rx.mp, 2 * iface->config.srq_size);
-
-    status = uct_srqud_rx_srq_post(iface, iface->config.srq_size);
-    if (status != UCS_OK) {
-        goto err_mp;
-    }
-
-    /* The watermark (Eq. 5) */
-    iface->stats.t_wakeup = uct_srqud_watermark_measure_wakeup();
-    if (iface->config.srq_limit == UCS_ULUNITS_AUTO) {
-        iface->rx.limit = uct_srqud_watermark(
-                uct_srqud_verbs_port_bandwidth(port_attr) / 1e6,
-                UCT_SRQUD_MIN_WIRE_PACKET, iface->stats.t_wakeup * 1e3,
-                iface->config.srq_size);
-    } else {
-        iface->rx.limit = iface->config.srq_limit;
-    }
-
-    status = uct_srqud_rx_srq_arm(iface);
-    if (status != UCS_OK) {
-        goto err_mp;
-    }
-
-    /* the md's async thread calls the LIMIT refill from now on */
-    status = uct_srqud_md_srq_listen(iface->md, iface->srq,
-                                     uct_srqud_rx_srq_event, iface);
-    if (status != UCS_OK) {
-        goto err_mp;
-    }
+    iface->stats.t_wakeup = iface->rx.pool->t_wakeup;
     return UCS_OK;
-
-err_mp:
-    /* buffers posted before the failure go away with the SRQ */
-    uct_srqud_dev_destroy_queues(iface);
-    ucs_mpool_cleanup(&iface->rx.mp, 0);
-    return status;
 }
 
 
 void uct_srqud_rx_cleanup(uct_srqud_iface_t *iface)
 {
+    struct ibv_wc wcs[UCT_SRQUD_RX_POLL_MAX];
     uct_srqud_recv_desc_t *desc;
+    unsigned i, count;
+
+    if (iface->rx.pool == NULL) {
+        return;
+    }
+
+    /* The QP is gone: what it received and nobody polled is in the CQ and
+     * the stash, and goes back to the pool, as what the async thread
+     * queued does */
+    do {
+        count = uct_srqud_rx_poll(iface, wcs, ucs_static_array_size(wcs));
+        for (i = 0; i < count; ++i) {
+            uct_srqud_rx_desc_put(iface, (void*)(uintptr_t)wcs[i].wr_id);
+        }
+    } while (count > 0);
 
     ucs_queue_for_each_extract(desc, &iface->async.rx_q, queue, 1) {
         uct_srqud_rx_desc_put(iface, desc);
     }
-    /* buffers that were posted on the SRQ are not returned to the pool */
-    ucs_mpool_cleanup(&iface->rx.mp, 0);
+    iface->async.queued = 0;
+
+    ucs_spin_lock(&iface->rx.lock);
+    uct_srqud_rx_cache_trim(iface, 0);
+    ucs_spin_unlock(&iface->rx.lock);
+
+    uct_srqud_rxpool_detach(iface->rx.pool, iface->rx.taken);
+    iface->rx.pool = NULL;
 }
 
 
@@ -345,10 +260,11 @@ unsigned uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
     }
     count += ret;
 
-    /* Buffers leave the SRQ when the completion is polled */
+    /* Buffers leave the SRQ when the completion is polled: lent to us */
     if (count > 0) {
+        uct_srqud_rxpool_polled(iface->rx.pool, count);
         ucs_spin_lock(&iface->rx.lock);
-        iface->rx.posted -= count;
+        iface->rx.taken += count;
         ucs_spin_unlock(&iface->rx.lock);
     }
     return count;
@@ -357,9 +273,10 @@ unsigned uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
 
 void uct_srqud_rx_refill(uct_srqud_iface_t *iface)
 {
-    if ((iface->rx.posted < iface->rx.target) &&
-        (iface->rx.target - iface->rx.posted >= iface->config.rx_post_batch)) {
-        uct_srqud_rx_srq_post(iface, UINT_MAX);
+    unsigned missing = uct_srqud_rxpool_missing(iface->rx.pool);
+
+    if (missing >= iface->config.rx_post_batch) {
+        uct_srqud_rx_post(iface, missing);
     }
 }
 
@@ -372,6 +289,7 @@ void uct_srqud_rx_purge_ep(uct_srqud_iface_t *iface, const void *ep)
     ucs_queue_for_each_safe(desc, iter, &iface->async.rx_q, queue) {
         if (desc->ep == ep) {
             ucs_queue_del_iter(&iface->async.rx_q, iter);
+            --iface->async.queued;
             uct_srqud_rx_desc_put(iface, desc);
         }
     }

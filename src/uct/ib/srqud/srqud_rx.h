@@ -1,9 +1,9 @@
 /**
  * Copyright (c) srqud developers. See COPYING for license information.
  *
- * Receive: descriptors (see the layout in srqud_types.h), the Shared
- * Receive Queue (posting, the low watermark, the LIMIT refill that the
- * md's async thread triggers), polling the receive CQ and delivering AMs.
+ * Receive: an interface's side of its receive pool (srqud_rxpool.h: the
+ * SRQ, the buffers, the watermark and LIMIT refill), the cache of free
+ * buffers, polling the receive CQ and delivering AMs.
  */
 
 #ifndef UCT_SRQUD_RX_H_
@@ -18,11 +18,9 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
                                const uct_iface_params_t *params,
                                const struct ibv_port_attr *port_attr);
 
-/* At close, after the SRQ is gone */
+/* At close, after the QP is gone: every buffer back to the pool */
 void uct_srqud_rx_cleanup(uct_srqud_iface_t *iface);
 
-/* Keep the SRQ at its target, posting at most @a max buffers */
-ucs_status_t uct_srqud_rx_srq_post(uct_srqud_iface_t *iface, unsigned max);
 
 /* Repost when a batch's worth is missing (after polling) */
 void uct_srqud_rx_refill(uct_srqud_iface_t *iface);

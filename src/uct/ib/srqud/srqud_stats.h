@@ -64,10 +64,25 @@ typedef struct uct_srqud_iface_stats {
     unsigned long zcopy_posts;        /* ibv_post_send calls for chunks
                                          (lists of up to 32) */
     unsigned long rma_refused;        /* peers' put packets refused here */
+    unsigned long rx_stalled_dropped; /* AMs left unacknowledged while this
+                                         worker did not progress and held
+                                         its share of a shared pool */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
     double        t_wakeup;           /* measured LIMIT thread wakeup, s */
+    /* the receive pool (shared by srq_users interfaces with SHARE=srq):
+     * srq_buffers == srq_free + srq_posted + srq_lent, always */
+    unsigned      srq_users;
+    unsigned      srq_posted;         /* on the SRQ */
+    unsigned long srq_buffers;        /* allocated */
+    unsigned long srq_free;
+    unsigned long srq_lent;           /* held by its interfaces */
+    unsigned long srq_lost;           /* not given back by an interface
+                                         that closed (a user's descriptor) */
+    unsigned long rx_taken;           /* of srq_lent, this interface's */
+    int           share;              /* UCX_SRQUD_SHARE as applied:
+                                         0 pd, 1 td, 2 srq */
 } uct_srqud_iface_stats_t;
 
 typedef ucs_status_t (*uct_srqud_iface_stats_get_func_t)(

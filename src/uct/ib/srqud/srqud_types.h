@@ -17,6 +17,7 @@
 #include "srqud_md.h"
 #include "srqud_stats.h"
 #include "srqud_rel.h"
+#include "srqud_rxpool.h"
 #include "srqud_sr.h"
 
 #include <uct/base/uct_iface.h>
@@ -40,26 +41,11 @@
  * before the CQ was armed */
 #define UCT_SRQUD_STASH_MAX   16
 
+/* Free receive buffers an interface keeps out of its pool (see rx.cache) */
+#define UCT_SRQUD_RX_CACHE_MAX 64
 
-/* Receive descriptor, the head of each receive buffer. Layout:
- *
- *  desc                       rx_headroom_offset        rx_payload_offset
- *  |                          |                         |
- *  +--------------------------+----------+--------------+-----------------+
- *  | uct_srqud_recv_desc_t    | ...      | GRH | neth   | payload         |
- *  +--------------------------+----------+--------------+-----------------+
- *                                        ^ rx_hdr_offset: receive SGE start
- *
- * The GRH and network header are parsed before the AM handler runs; after
- * that UCP may use the same bytes as its headroom (uct_recv_desc_t pointer
- * and user headroom end exactly at the payload). */
-typedef struct uct_srqud_recv_desc {
-    ucs_queue_elem_t         queue;        /* in iface->async.rx_q */
-    struct uct_srqud_ep      *ep;          /* queued: its active ep, or NULL
-                                              for an AM to deliver */
-    uint32_t                 payload_len;  /* queued AM */
-    uint32_t                 lkey;
-} uct_srqud_recv_desc_t;
+
+/* Receive descriptors and their layout: srqud_rxpool.h */
 
 
 enum {
@@ -214,21 +200,25 @@ struct uct_srqud_iface {
     struct ibv_comp_channel  *comp_channel;
     struct ibv_cq            *send_cq;
     struct ibv_cq            *recv_cq;
-    struct ibv_srq           *srq;
     struct ibv_qp            *qp;
+    struct ibv_td            *td;         /* SHARE=td: its thread domain */
+    struct ibv_pd            *qp_pd;      /* the md's PD, or a parent
+                                             domain of it with td */
     khash_t(uct_srqud_ah)    ah_hash;
     khash_t(uct_srqud_peer)  peers;       /* passive eps by remote sender */
     ucs_ptr_array_t          eps;         /* all eps by id */
 
     struct {
-        ucs_mpool_t          mp;
-        /* The SRQ is posted from the progress path and, later, from the
-         * watermark thread: lock protects mp gets and SRQ posts. */
+        /* The receive pool (its own, or shared by the md's interfaces) and
+         * a cache of free buffers of its own. lock protects the cache and
+         * taken: a descriptor the user kept may be released from another
+         * thread. */
+        uct_srqud_rxpool_t   *pool;
         ucs_spinlock_t       lock;
-        unsigned             posted;      /* posted, completion not polled */
-        unsigned             target;      /* buffers to keep posted */
-        unsigned             limit;       /* armed SRQ limit, 0: off */
-        ucs_time_t           last_limit_event;
+        unsigned             cache_count;
+        uct_srqud_recv_desc_t *cache[UCT_SRQUD_RX_CACHE_MAX];
+        unsigned long        taken;       /* lent by the pool: cached,
+                                             polled, held, queued, user's */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
@@ -266,6 +256,11 @@ struct uct_srqud_iface {
         unsigned long        gid_index;   /* UCS_ULUNITS_AUTO: chosen */
         unsigned             rx_cq_len;   /* receive CQ entries */
         unsigned             rx_post_batch;
+        int                  share;       /* uct_srqud_share_t, as applied:
+                                             td falls back to pd */
+        unsigned             stalled_max;
+        unsigned long        rx_max_bufs; /* RX_MAX_BUFS, -1: no bound */
+        unsigned             rx_grow;     /* RX_BUFS_GROW */
         size_t               seg_size;    /* payload of one packet, neth incl. */
         size_t               mtu;         /* the port's active MTU, bytes */
         int                  stats_dump;
@@ -311,6 +306,7 @@ struct uct_srqud_iface {
         int                  active;        /* in the timer callback */
         int                  wake_user;     /* it found work for the user */
         ucs_queue_head_t     rx_q;          /* uct_srqud_recv_desc_t */
+        unsigned             queued;        /* in rx_q */
         uct_async_event_cb_t event_cb;      /* wakes a sleeping user (UCP) */
         void                 *event_arg;
     } async;
