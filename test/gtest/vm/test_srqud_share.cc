@@ -185,13 +185,15 @@ TEST_F(share, threads_under_loss)
     ASSERT_NO_FATAL_FAILURE(open_lanes(4));
 
     std::vector<std::thread> threads;
-    size_t length = 64;
-    for (auto &l : lanes) {
-        lane *lp = l.get();
+    /* small to one MTU-sized packet each (am_bcopy: at most seg_size
+     * less the network header) */
+    const size_t lengths[] = {64, 500, 2000, 4000};
+    for (unsigned i = 0; i < lanes.size(); ++i) {
+        lane *lp = lanes[i].get();
+        size_t length = lengths[i];
         threads.emplace_back([lp, n, length] {
             run(*lp, n, length, [] { return true; });
         });
-        length *= 4; /* 64 B .. 4 KB: one to two packets each */
     }
     for (auto &t : threads) {
         t.join();
