@@ -220,9 +220,14 @@ TEST_F(share, stalled_worker_keeps_its_share)
     const uint64_t n = 2000;
     envs.emplace_back(new env_guard("UCX_SRQUD_SHARE", "srq"));
     envs.emplace_back(new env_guard("UCX_SRQUD_STALLED_MAX", "64"));
+    /* stalled three times as long as a peer may stay silent: its repeated
+     * acks must keep its sender from declaring it dead */
     envs.emplace_back(new env_guard("UCX_SRQUD_RTO_MAX", "100ms"));
+    envs.emplace_back(new env_guard("UCX_SRQUD_TIMEOUT", "1s"));
     ASSERT_NO_FATAL_FAILURE(open_lanes(3));
 
+    auto stall_end = std::chrono::steady_clock::now() +
+                     std::chrono::seconds(3);
     std::atomic<unsigned> others_done{0};
     std::atomic<bool> stalled_while_others_ran{false};
     std::vector<std::thread> threads;
@@ -231,7 +236,8 @@ TEST_F(share, stalled_worker_keeps_its_share)
         if (i == 0) {
             threads.emplace_back([&, lp, n] {
                 run(*lp, n, 1024, [&] {
-                    if (others_done < lanes.size() - 1) {
+                    if ((others_done < lanes.size() - 1) ||
+                        (std::chrono::steady_clock::now() < stall_end)) {
                         return false;
                     }
                     stalled_while_others_ran = true;

@@ -364,6 +364,21 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         goto out_put;
     }
 
+    if (ucs_unlikely(iface->async.active &&
+                     (neth->flags & UCT_SRQUD_PACKET_FLAG_AM) &&
+                     (iface->async.queued >= iface->config.stalled_max) &&
+                     (iface->rx.pool->users > 1))) {
+        /* This worker does not progress and holds its share of a pool
+         * other workers receive into: neither accepted nor held ahead of
+         * a gap (which would take buffers as well), and no NACK (the
+         * sender would only resend at once). The sender resends until
+         * this worker progresses again; the repeated ack of what was
+         * accepted tells it that its peer is alive. */
+        ++iface->stats.rx_stalled_dropped;
+        uct_srqud_ep_schedule_ack(iface, ep, 0);
+        goto out_put;
+    }
+
     verdict = uct_srqud_rx_classify(ep->rx.expected, neth->psn,
                                     (ep->rx.reorder != NULL) ?
                                     ep->rx.reorder->map : NULL,
@@ -395,18 +410,6 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
-        if (ucs_unlikely(iface->async.active &&
-                         (neth->flags & UCT_SRQUD_PACKET_FLAG_AM) &&
-                         (iface->async.queued >= iface->config.stalled_max) &&
-                         iface->rx.pool->shared)) {
-            /* this worker does not progress and holds its share of the
-             * pool the other workers receive into: not accepted; the
-             * sender resends until it progresses again, and the ack of
-             * what was accepted tells it that its peer is alive */
-            ++iface->stats.rx_stalled_dropped;
-            uct_srqud_ep_schedule_ack(iface, ep, 0);
-            goto out_put;
-        }
         break;
     }
 
