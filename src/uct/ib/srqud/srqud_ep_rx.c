@@ -367,7 +367,7 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
     if (ucs_unlikely(iface->async.active &&
                      (neth->flags & UCT_SRQUD_PACKET_FLAG_AM) &&
                      (iface->async.queued >= iface->config.stalled_max) &&
-                     (iface->rx.pool->users > 1))) {
+                     uct_srqud_rxpool_is_shared(iface->rx.pool))) {
         /* This worker does not progress and holds its share of a pool
          * other workers receive into: neither accepted nor held ahead of
          * a gap (which would take buffers as well), and no NACK (the

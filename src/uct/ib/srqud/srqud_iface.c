@@ -40,6 +40,9 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
     uct_srqud_rxpool_state_t pool;
 
     uct_srqud_rxpool_query(iface->rx.pool, &pool);
+    /* the counters are written by the progress path and the async timer,
+     * both under the interface's lock; rx.taken under rx.lock */
+    uct_srqud_enter(iface);
     ucs_spin_lock(&iface->rx.lock);
     *stats                  = iface->stats;
     stats->srq_limit_events = pool.limit_events;
@@ -56,6 +59,7 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
     stats->rx_taken         = iface->rx.taken;
     stats->share            = iface->config.share;
     ucs_spin_unlock(&iface->rx.lock);
+    uct_srqud_leave(iface);
     return UCS_OK;
 }
 

@@ -25,6 +25,16 @@ typedef struct uct_srqud_rxpool_slab {
 } uct_srqud_rxpool_slab_t;
 
 
+/* posted, target and users are written under the lock, and read without it on the
+ * fast path (uct_srqud_rxpool_missing, the stalled-worker check): atomic
+ * so that such a read sees a whole value */
+static UCS_F_ALWAYS_INLINE void uct_srqud_rxpool_count(unsigned *counter,
+                                                       int delta)
+{
+    __atomic_store_n(counter, *counter + delta, __ATOMIC_RELAXED);
+}
+
+
 /* Called with the lock held (or before anyone else sees the pool) */
 static ucs_status_t uct_srqud_rxpool_grow(uct_srqud_rxpool_t *pool,
                                           unsigned count)
@@ -147,11 +157,11 @@ static unsigned uct_srqud_rxpool_post_locked(uct_srqud_rxpool_t *pool,
             ucs_error("%s: ibv_post_srq_recv() failed: %s", pool->md->name,
                       strerror(ret));
             n = bad_wr - wrs;
-            pool->posted += n;
+            uct_srqud_rxpool_count(&pool->posted, n);
             return done + n;
         }
-        pool->posted += n;
-        done         += n;
+        uct_srqud_rxpool_count(&pool->posted, n);
+        done += n;
     }
     return done;
 }
@@ -235,7 +245,7 @@ static void uct_srqud_rxpool_event(void *arg, enum ibv_event_type event_type)
         (pool->target < pool->params.max_size)) {
         grow = ucs_min(pool->target / 4 + 1,
                        pool->params.max_size - pool->target);
-        pool->target += grow;
+        uct_srqud_rxpool_count(&pool->target, grow);
         ++pool->grows;
     }
     pool->last_limit_event = now;
@@ -387,7 +397,7 @@ ucs_status_t uct_srqud_rxpool_attach(uct_srqud_md_t *md, uint8_t port_num,
         if ((pool->port_num == port_num) &&
             uct_srqud_rxpool_params_equal(&pool->params, params)) {
             ucs_spin_lock(&pool->lock);
-            ++pool->users;
+            uct_srqud_rxpool_count(&pool->users, 1);
             ucs_spin_unlock(&pool->lock);
             pthread_mutex_unlock(&md->rxpools_lock);
             ucs_debug("%s:%d: sharing receive pool %p (%u users)", md->name,
@@ -412,9 +422,10 @@ ucs_status_t uct_srqud_rxpool_attach(uct_srqud_md_t *md, uint8_t port_num,
 void uct_srqud_rxpool_detach(uct_srqud_rxpool_t *pool, unsigned long taken)
 {
     uct_srqud_md_t *md = pool->md;
+    int shared         = pool->shared; /* the pool may be gone below */
     unsigned users;
 
-    if (pool->shared) {
+    if (shared) {
         pthread_mutex_lock(&md->rxpools_lock);
     }
 
@@ -427,17 +438,18 @@ void uct_srqud_rxpool_detach(uct_srqud_rxpool_t *pool, unsigned long taken)
         pool->lent -= taken;
         pool->lost += taken;
     }
-    users = --pool->users;
+    uct_srqud_rxpool_count(&pool->users, -1);
+    users = pool->users;
     ucs_spin_unlock(&pool->lock);
 
     if (users == 0) {
-        if (pool->shared) {
+        if (shared) {
             ucs_list_del(&pool->list);
         }
         uct_srqud_rxpool_destroy(pool);
     }
 
-    if (pool->shared) {
+    if (shared) {
         pthread_mutex_unlock(&md->rxpools_lock);
     }
 }
@@ -486,8 +498,8 @@ unsigned uct_srqud_rxpool_post(uct_srqud_rxpool_t *pool,
 void uct_srqud_rxpool_polled(uct_srqud_rxpool_t *pool, unsigned count)
 {
     ucs_spin_lock(&pool->lock);
-    pool->posted -= count;
-    pool->lent   += count;
+    uct_srqud_rxpool_count(&pool->posted, -(int)count);
+    pool->lent += count;
     ucs_spin_unlock(&pool->lock);
 }
 

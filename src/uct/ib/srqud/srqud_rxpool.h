@@ -158,12 +158,21 @@ static UCS_F_ALWAYS_INLINE unsigned
 uct_srqud_rxpool_missing(const uct_srqud_rxpool_t *pool)
 {
     /* read without the lock: a stale value posts a batch early or late */
-    unsigned posted = *(volatile const unsigned*)&pool->posted;
+    unsigned posted = __atomic_load_n(&pool->posted, __ATOMIC_RELAXED);
+    unsigned target = __atomic_load_n(&pool->target, __ATOMIC_RELAXED);
 
-    return (posted < pool->target) ? (pool->target - posted) : 0;
+    return (posted < target) ? (target - posted) : 0;
 }
 
 void uct_srqud_rxpool_query(uct_srqud_rxpool_t *pool,
                             uct_srqud_rxpool_state_t *state);
+
+/* Whether other interfaces receive into this pool too (read without the
+ * lock, on the receive path) */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_rxpool_is_shared(const uct_srqud_rxpool_t *pool)
+{
+    return __atomic_load_n(&pool->users, __ATOMIC_RELAXED) > 1;
+}
 
 #endif
