@@ -9,9 +9,10 @@
  *
  * Two processes: the receiver (this one, measured) and the sender (a
  * child), THREADS threads each; sender thread i streams MSGS am_short
- * messages (8-byte header + PAYLOAD bytes) to receiver thread i. The rate
- * is THREADS * MSGS over the time from the start signal to the last
- * receiver thread's last message. The workers of a process share one md
+ * messages (8-byte header + PAYLOAD bytes) to receiver thread i, after a
+ * flushed warm-up of 200 (connection made, pools warm). The rate is
+ * THREADS * MSGS over the time from the start signal to the last receiver
+ * thread's last message. The workers of a process share one md
  * (one device context and PD), unless -c: a device context (md) per
  * thread, the paper's "MPI everywhere". What srqud shares beyond is
  * UCX_SRQUD_SHARE (pd, td, srq).
@@ -45,7 +46,7 @@ typedef struct {
 } lane_shm_t;
 
 typedef struct {
-    volatile int  go, done, flushed;
+    volatile int  go, done, flushed, warm;
     volatile double t_start;
     lane_shm_t    lanes[MAX_T];
 } shm_t;
@@ -57,6 +58,10 @@ typedef struct {
     unsigned      index;
     volatile unsigned long received;
 } lane_t;
+
+/* Messages each sender sends and flushes before the timed part: the
+ * connection is made (srqud's CREQ/CREP, passive endpoint), pools warm */
+#define WARMUP    200
 
 static shm_t *g_shm;
 static unsigned long g_msgs;
@@ -132,17 +137,14 @@ static int to_ep(const lane_t *l)
 }
 
 
-static void *sender_thread(void *arg)
+/* @a count messages, then a flush: all acknowledged */
+static void send_flush(lane_t *l, unsigned long count)
 {
-    lane_t *l = arg;
     uint64_t payload[8] = {0};
     unsigned long sent = 0;
     ucs_status_t status;
 
-    while (!g_shm->go) {
-        uct_worker_progress(l->ctx.worker);
-    }
-    while (sent < g_msgs) {
+    while (sent < count) {
         status = uct_ep_am_short(l->ep, AM_ID, sent, payload, g_payload);
         if (status == UCS_OK) {
             ++sent;
@@ -152,9 +154,22 @@ static void *sender_thread(void *arg)
             bench_check(status, "am_short");
         }
     }
-    while (uct_ep_flush(l->ep, 0, NULL) == UCS_INPROGRESS) {
+    while (uct_ep_flush(l->ep, 0, NULL) != UCS_OK) {
         uct_worker_progress(l->ctx.worker);
     }
+}
+
+
+static void *sender_thread(void *arg)
+{
+    lane_t *l = arg;
+
+    send_flush(l, WARMUP);
+    __sync_fetch_and_add(&g_shm->warm, 1);
+    while (!g_shm->go) {
+        uct_worker_progress(l->ctx.worker);
+    }
+    send_flush(l, g_msgs);
     __sync_fetch_and_add(&g_shm->flushed, 1);
     while (!g_shm->done) {
         uct_worker_progress(l->ctx.worker);
@@ -167,7 +182,7 @@ static void *receiver_thread(void *arg)
 {
     lane_t *l = arg;
 
-    while (l->received < g_msgs) {
+    while (l->received < WARMUP + g_msgs) {
         uct_worker_progress(l->ctx.worker);
     }
     g_shm->lanes[l->index].t_end = bench_now_ms();
@@ -341,10 +356,15 @@ int main(int argc, char **argv)
     cqs  = rdma_count("cq");
     srqs = rdma_count("srq");
 
+    /* the receivers run from here; the clock starts once every sender
+     * has its warm-up acknowledged */
+    threads_start(th, lanes, n, receiver_thread);
+    while ((unsigned)g_shm->warm < n) {
+        usleep(100);
+    }
     g_shm->t_start = bench_now_ms();
     __sync_synchronize();
     g_shm->go = 1;
-    threads_start(th, lanes, n, receiver_thread);
     for (i = 0; i < n; ++i) {
         while (g_shm->lanes[i].t_end == 0) {
             usleep(100);
