@@ -10,6 +10,7 @@
 #             category once at every thread count, the order rotating
 #   -T LIST   thread counts (default "1 2 4 8 16")
 #   -n MSGS   messages in all per run (default 60000), split over the threads
+#   -R 1      no runs: the tables, plots and model again from threads-raw.csv
 #
 # Categories (contrib/bench/threads_rate.c, UCT level, am_short of 8 B: its
 # header alone, the smallest message a UCT AM carries):
@@ -36,9 +37,8 @@ set -uo pipefail
 REPS=3
 THREADS="1 2 4 8 16"
 MSGS=60000
-bench_getopts "r:REPS T:THREADS n:MSGS" "$@"
-bench_build
-[ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
+REPORT=
+bench_getopts "r:REPS T:THREADS n:MSGS R:REPORT" "$@"
 B=$RESULTS
 RAW=$B/threads-raw.csv
 CSV=$B/threads.csv
@@ -48,10 +48,15 @@ T0=$SECONDS
 export UCX_IB_GID_INDEX=2
 ulimit -n 65536 2>/dev/null || true
 
+fails=0
+# Debian's python3 (Matplotlib), not one that a PATH puts first
+PY=${PYTHON:-/usr/bin/python3}
+if [ -z "$REPORT" ]; then
+bench_build
+[ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
 echo "category,threads,rep,rate_mmps,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted" > "$RAW"
 nruns=$((REPS * ncats * $(echo $THREADS | wc -w)))
 run=0
-fails=0
 cats=($CATS)
 for rep in $(seq 1 "$REPS"); do
     for t in $THREADS; do
@@ -80,7 +85,10 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
-# medians and spread per category and thread count
+fi
+
+# medians and spread per category and thread count; the memory columns
+# are medians too (RSS moves in allocator-sized steps from run to run)
 awk -F, -v cores="$(nproc)" '
 function median(x, c,    i, j, t) {
     for (i = 2; i <= c; ++i) { t = x[i]; for (j = i - 1; j > 0 && x[j] > t; --j) x[j + 1] = x[j]; x[j + 1] = t }
@@ -90,16 +98,23 @@ NR > 1 {
     k = $1 SUBSEP $2
     if (!(k in n)) { keys[++nk] = k }
     r[k, ++n[k]] = $4
+    for (c = 5; c <= 7; ++c) mem[k, c, n[k]] = $c
     if (!(k in mn) || $4 < mn[k]) mn[k] = $4
     if (!(k in mx) || $4 > mx[k]) mx[k] = $4
-    res[k] = $5 "," $6 "," $7 "," $8 "," $9 "," $10 "," $11 "," $12 "," $13
+    res[k] = $8 "," $9 "," $10 "," $11 "," $12 "," $13
 }
 END {
     print "category,threads,rate_mmps,rate_min,rate_max,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted" > "/dev/stderr"
     for (i = 1; i <= nk; ++i) {
         k = keys[i]; split(k, kk, SUBSEP)
         for (j = 1; j <= n[k]; ++j) x[j] = r[k, j]
-        printf "%s,%s,%.4f,%.4f,%.4f,%s\n", kk[1], kk[2], median(x, n[k]), mn[k], mx[k], res[k] > "/dev/stderr"
+        m = median(x, n[k])
+        memcols = ""
+        for (c = 5; c <= 7; ++c) {
+            for (j = 1; j <= n[k]; ++j) x[j] = mem[k, c, j]
+            memcols = memcols sprintf("%d,", median(x, n[k]))
+        }
+        printf "%s,%s,%.4f,%.4f,%.4f,%s%s\n", kk[1], kk[2], m, mn[k], mx[k], memcols, res[k] > "/dev/stderr"
     }
 }' "$RAW" 2> "$CSV.tmp" >/dev/null
 { head -1 "$CSV.tmp"; tail -n +2 "$CSV.tmp" | sort -t, -k1,1 -k2,2n; } > "$CSV"
@@ -126,16 +141,16 @@ END {
             printf "srqud/srq / srqud/pd at %d threads = %.2fx\n", t, m["srqud/srq", t] / m["srqud/pd", t]
 }' "$CSV"
 
-python3 "$ROOT/contrib/bench/plot.py" "$CSV" --x threads --y rate_mmps --series category \
+"$PY" "$ROOT/contrib/bench/plot.py" "$CSV" --x threads --y rate_mmps --series category \
     --logx --title "8 B message rate, a worker per thread (2 vCPUs)" \
     --ylabel "Mmsg/s" -o "$B/threads-rate.png" || fails=$((fails + 1))
-python3 "$ROOT/contrib/bench/plot.py" "$CSV" --x threads --y pin_kb --series category \
+"$PY" "$ROOT/contrib/bench/plot.py" "$CSV" --x threads --y pin_kb --series category \
     --logx --title "registered memory of the receiving process" \
     --ylabel "VmPin kB" -o "$B/threads-mem.png" || fails=$((fails + 1))
 echo
 # the memory model M(peers, threads) per category (fitted on 1 and 2
 # threads, checked on the rest; its exit status says whether within 5 %)
-python3 "$ROOT/contrib/bench/threads_model.py" "$CSV" | tee "$B/threads-model.txt" ||
+"$PY" "$ROOT/contrib/bench/threads_model.py" "$CSV" | tee "$B/threads-model.txt" ||
     echo "(the model missed 5 % somewhere: see the error column)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg); $fails failed runs; $((SECONDS - T0)) s"
 [ $fails = 0 ]
