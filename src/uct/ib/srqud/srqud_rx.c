@@ -183,6 +183,13 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     pool_params.elem_size      = iface->config.rx_payload_offset +
                                  iface->config.seg_size -
                                  sizeof(uct_srqud_neth_t);
+    /* what UCX's memory pools refuse (UCT's tests ask for it) */
+    if ((am_align == 0) || !ucs_is_pow2(am_align) ||
+        (am_align_offset > pool_params.elem_size)) {
+        ucs_error("%s: invalid AM alignment %zu (offset %zu)",
+                  iface->md->name, am_align, am_align_offset);
+        return UCS_ERR_INVALID_PARAM;
+    }
     pool_params.payload_offset = am_align_offset;
     pool_params.align          = am_align;
     pool_params.hdr_offset     = iface->config.rx_hdr_offset;
