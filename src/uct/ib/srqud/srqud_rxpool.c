@@ -56,7 +56,7 @@ static ucs_status_t uct_srqud_rxpool_grow(uct_srqud_rxpool_t *pool,
 
     /* every payload aligned: elements are a multiple of the alignment, and
      * the first starts where its payload falls on the alignment */
-    elem   = ucs_align_up(p->elem_size, p->align);
+    elem   = (p->elem_size + p->align - 1) / p->align * p->align;
     pad    = (p->align - (p->payload_offset % p->align)) % p->align;
     length = pad + (size_t)count * elem;
 
