@@ -321,7 +321,7 @@ uct_srqud_rxpool_create(uct_srqud_md_t *md, uint8_t port_num, int share,
 
     pool->md       = md;
     pool->port_num = port_num;
-    pool->shared   = share;
+    pool->listed   = share;
     pool->users    = 1;
     pool->params   = *params;
     pool->target   = params->size;
@@ -422,10 +422,10 @@ ucs_status_t uct_srqud_rxpool_attach(uct_srqud_md_t *md, uint8_t port_num,
 void uct_srqud_rxpool_detach(uct_srqud_rxpool_t *pool, unsigned long taken)
 {
     uct_srqud_md_t *md = pool->md;
-    int shared         = pool->shared; /* the pool may be gone below */
+    int listed         = pool->listed; /* the pool may be gone below */
     unsigned users;
 
-    if (shared) {
+    if (listed) {
         pthread_mutex_lock(&md->rxpools_lock);
     }
 
@@ -443,13 +443,13 @@ void uct_srqud_rxpool_detach(uct_srqud_rxpool_t *pool, unsigned long taken)
     ucs_spin_unlock(&pool->lock);
 
     if (users == 0) {
-        if (shared) {
+        if (listed) {
             ucs_list_del(&pool->list);
         }
         uct_srqud_rxpool_destroy(pool);
     }
 
-    if (shared) {
+    if (listed) {
         pthread_mutex_unlock(&md->rxpools_lock);
     }
 }

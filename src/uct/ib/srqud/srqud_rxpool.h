@@ -68,10 +68,13 @@ typedef struct uct_srqud_rxpool_params {
 
 
 typedef struct uct_srqud_rxpool {
-    ucs_list_link_t          list;         /* md->rxpools, when shared */
+    ucs_list_link_t          list;         /* md->rxpools, when listed */
     uct_srqud_md_t           *md;
     uint8_t                  port_num;
-    int                      shared;
+    int                      listed;       /* on md->rxpools for other
+                                              interfaces to join (SHARE=
+                                              srq); whether any did is
+                                              uct_srqud_rxpool_is_shared */
     unsigned                 users;        /* interfaces attached */
     uct_srqud_rxpool_params_t params;
     struct ibv_srq           *srq;
