@@ -10,6 +10,10 @@
 # --wire: across the two hosts of the wire (vm-run --wire): half of the
 # ranks on rxeA, half on rxeB (test/wire/rank-on-host).
 #
+# --mpi mpich_vci: MPICH rebuilt with VCIs (contrib/build-mpich-vci.sh, not
+# in CI), MPIR_CVAR_CH4_NUM_VCIS=$MPICH_NUM_VCIS (default 5): with -t 4,
+# each thread's communicator has a VCI, so a UCP worker, of its own.
+#
 # Builds the test program (mpicc of each MPI) into $SRQUD_BUILD/mpi on the
 # first run. Prints "RESULT mpi_<mpi>_np<N> PASS|FAIL" per run; exit status
 # non-zero if any failed.
@@ -37,8 +41,17 @@ ARGS=("$@")
 
 mkdir -p "$OUT"
 SRC=$ROOT/test/mpi/srqud_mpi_test.c
-for m in ompi mpich; do
-    cc=mpicc.openmpi; [ $m = mpich ] && cc=mpicc.mpich
+MPICH_VCI=$(ls -d "$SRQUD_BUILD"/mpich-vci-*/ 2>/dev/null | head -1)
+for m in $MPIS; do
+    case $m in
+    ompi)  cc=mpicc.openmpi ;;
+    mpich) cc=mpicc.mpich ;;
+    mpich_vci)
+        [ -x "${MPICH_VCI}bin/mpicc" ] ||
+            { echo "no MPICH with VCIs in $SRQUD_BUILD: contrib/build-mpich-vci.sh" >&2; exit 1; }
+        cc=${MPICH_VCI}bin/mpicc ;;
+    *) echo "unknown MPI $m" >&2; exit 2 ;;
+    esac
     if [ ! -x "$OUT/srqud_mpi_test.$m" ] || [ "$SRC" -nt "$OUT/srqud_mpi_test.$m" ]; then
         $cc -O2 -Wall -o "$OUT/srqud_mpi_test.$m" "$SRC" || exit 1
     fi
@@ -60,11 +73,17 @@ for m in $MPIS; do
                 -x UCX_TLS="$TLS" -x UCX_NET_DEVICES -x UCX_WARN_UNUSED_ENV_VARS \
                 $(env | grep -o '^UCX_SRQUD_[A-Z_]*' | sed 's/^/-x /') \
                 "${WRAP[@]}" "$OUT/srqud_mpi_test.ompi" "${ARGS[@]}"
-        else
+        elif [ $m = mpich ]; then
             timeout $TMO mpirun.mpich -iface lo -np "$np" \
                 -genv UCX_TLS "$TLS" -genv UCX_NET_DEVICES "$UCX_NET_DEVICES" \
                 -genv UCX_WARN_UNUSED_ENV_VARS n \
                 "${WRAP[@]}" "$OUT/srqud_mpi_test.mpich" "${ARGS[@]}"
+        else
+            timeout $TMO "${MPICH_VCI}bin/mpiexec" -iface lo -np "$np" \
+                -genv UCX_TLS "$TLS" -genv UCX_NET_DEVICES "$UCX_NET_DEVICES" \
+                -genv UCX_WARN_UNUSED_ENV_VARS n \
+                -genv MPIR_CVAR_CH4_NUM_VCIS "${MPICH_NUM_VCIS:-5}" \
+                "${WRAP[@]}" "$OUT/srqud_mpi_test.$m" "${ARGS[@]}"
         fi
         rc=$?
         if [ $rc = 0 ]; then

@@ -173,6 +173,9 @@ unit_tests() {
     return $rc
 }
 step host_unit_tests unit_tests
+# the benchmarks' models (pure logic): mlx5's uUAR accounting against the
+# paper's figures (contrib/bench/threads_model.py)
+step host_model_uuar /usr/bin/python3 "$ROOT/contrib/bench/threads_model.py" --check
 
 # libFuzzer over the receive-side logic (header check, selective repeat,
 # zero-copy ranges and chunk tracker), bounded; SRQUD_FUZZ_SECONDS to change

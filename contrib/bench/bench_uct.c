@@ -127,7 +127,7 @@ bench_mem_t bench_mem_read(void)
 {
     char line[512];
     unsigned long v;
-    bench_mem_t m = {0, 0, 0, 0};
+    bench_mem_t m = {0, 0, 0, 0, 0};
     int in_q = 0;
     FILE *f;
 
@@ -148,8 +148,12 @@ bench_mem_t bench_mem_read(void)
             in_q = (strstr(line, "/dev/infiniband/uverbs") != NULL);
         } else if (in_q && (sscanf(line, "Size: %lu kB", &v) == 1)) {
             m.qmap_kb += v;
-        } else if (in_q && (sscanf(line, "Rss: %lu kB", &v) == 1)) {
-            m.qrss_kb += v;
+        } else if (sscanf(line, "Rss: %lu kB", &v) == 1) {
+            if (in_q) {
+                m.qrss_kb += v;
+            } else {
+                m.rss_other_kb += v;
+            }
         }
     }
     if (f != NULL) {

@@ -57,6 +57,12 @@ typedef struct {
     unsigned long pin_kb;
     unsigned long qmap_kb;
     unsigned long qrss_kb;
+    /* Rss of every other mapping, from the page tables: VmRSS counts a
+     * device queue's pages (as file pages) only once they are mapped in,
+     * which Soft-RoCE's queues are some time after their creation, so
+     * VmRSS + qmap_kb counts them twice or once depending on when it is
+     * read; rss_other_kb + qmap_kb counts them once */
+    unsigned long rss_other_kb;
 } bench_mem_t;
 
 bench_mem_t bench_mem_read(void);

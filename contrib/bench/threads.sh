@@ -54,7 +54,7 @@ PY=${PYTHON:-/usr/bin/python3}
 if [ -z "$REPORT" ]; then
 bench_build
 [ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
-echo "category,threads,rep,rate_mmps,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted" > "$RAW"
+echo "category,threads,rep,rate_mmps,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted,rss_other_kb" > "$RAW"
 nruns=$((REPS * ncats * $(echo $THREADS | wc -w)))
 run=0
 cats=($CATS)
@@ -74,9 +74,9 @@ for rep in $(seq 1 "$REPS"); do
             esac
             echo "   [$((SECONDS - T0)) s] run $run/$nruns: $cat, $t threads, rep $rep" >&2
             if out=$(env "${envs[@]}" timeout 300 "$B/threads_rate" "${args[@]}" 2>"$B/threads-last.err"); then
-                echo "$out" | awk -v c="$cat" -v r="$rep" 'NF == 14 {
-                    printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-                           c, $2, r, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }' >> "$RAW"
+                echo "$out" | awk -v c="$cat" -v r="$rep" 'NF == 15 {
+                    printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+                           c, $2, r, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 }' >> "$RAW"
             else
                 echo "   FAIL: $cat $t threads (rep $rep): $(tail -3 "$B/threads-last.err")" >&2
                 fails=$((fails + 1))
@@ -99,12 +99,13 @@ NR > 1 {
     if (!(k in n)) { keys[++nk] = k }
     r[k, ++n[k]] = $4
     for (c = 5; c <= 7; ++c) mem[k, c, n[k]] = $c
+    mem[k, 14, n[k]] = (NF >= 14) ? $14 : 0
     if (!(k in mn) || $4 < mn[k]) mn[k] = $4
     if (!(k in mx) || $4 > mx[k]) mx[k] = $4
     res[k] = $8 "," $9 "," $10 "," $11 "," $12 "," $13
 }
 END {
-    print "category,threads,rate_mmps,rate_min,rate_max,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted" > "/dev/stderr"
+    print "category,threads,rate_mmps,rate_min,rate_max,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted,rss_other_kb" > "/dev/stderr"
     for (i = 1; i <= nk; ++i) {
         k = keys[i]; split(k, kk, SUBSEP)
         for (j = 1; j <= n[k]; ++j) x[j] = r[k, j]
@@ -114,7 +115,8 @@ END {
             for (j = 1; j <= n[k]; ++j) x[j] = mem[k, c, j]
             memcols = memcols sprintf("%d,", median(x, n[k]))
         }
-        printf "%s,%s,%.4f,%.4f,%.4f,%s%s\n", kk[1], kk[2], m, mn[k], mx[k], memcols, res[k] > "/dev/stderr"
+        for (j = 1; j <= n[k]; ++j) x[j] = mem[k, 14, j]
+        printf "%s,%s,%.4f,%.4f,%.4f,%s%s,%d\n", kk[1], kk[2], m, mn[k], mx[k], memcols, res[k], median(x, n[k]) > "/dev/stderr"
     }
 }' "$RAW" 2> "$CSV.tmp" >/dev/null
 { head -1 "$CSV.tmp"; tail -n +2 "$CSV.tmp" | sort -t, -k1,1 -k2,2n; } > "$CSV"
@@ -123,7 +125,7 @@ rm -f "$CSV.tmp"
 echo
 echo "8-byte message rate (Mmsg/s), median [min..max] of $REPS; threads per process on $(nproc) vCPUs, 2 processes"
 printf "%-11s %8s %26s %6s %5s %5s %9s %9s %10s\n" category threads "rate median [min..max]" qps cqs srqs "pin MB" "qmap MB" "posted rx"
-tail -n +2 "$CSV" | while IFS=, read -r c t m lo hi rss pin qmap qps cqs srqs users bufs posted; do
+tail -n +2 "$CSV" | while IFS=, read -r c t m lo hi rss pin qmap qps cqs srqs users bufs posted other; do
     over=""; [ $((2 * t)) -gt "$(nproc)" ] && over="*"
     printf "%-11s %7s%1s %10.4f [%.4f..%.4f] %6s %5s %5s %9.1f %9.1f %10s\n" \
         "$c" "$t" "$over" "$m" "$lo" "$hi" "$qps" "$cqs" "$srqs" \

@@ -19,7 +19,9 @@
  *
  * Prints one line, after setup, of the receiver's resources, then the rate:
  *   tl threads msgs payload rate_mmps rss_kb pin_kb qmap_kb qps cqs srqs
- *   srq_users srq_buffers srq_posted
+ *   srq_users srq_buffers srq_posted rss_other_kb
+ * (rss_other_kb: the Rss of every mapping but the device queues; see
+ * bench_mem_t)
  * qps/cqs/srqs are the receiver's verbs objects as the kernel lists them
  * (rdma resource show, -1 if it cannot tell).
  */
@@ -380,10 +382,10 @@ int main(int argc, char **argv)
     threads_join(th, n);
     waitpid(pid, &status, 0);
 
-    printf("%s %u %lu %zu %.4f %lu %lu %lu %ld %ld %ld %u %lu %lu\n", tl, n,
-           g_msgs, g_payload,
+    printf("%s %u %lu %zu %.4f %lu %lu %lu %ld %ld %ld %u %lu %lu %lu\n", tl,
+           n, g_msgs, g_payload,
            (double)n * g_msgs / ((t_last - g_shm->t_start) * 1e3),
            mem.rss_kb, mem.pin_kb, mem.qmap_kb, qps, cqs, srqs, users,
-           buffers, posted);
+           buffers, posted, mem.rss_other_kb);
     return (WIFEXITED(status) && (WEXITSTATUS(status) == 0)) ? 0 : 1;
 }

@@ -9,9 +9,10 @@
 # completion, close; get; fence; tag; AM; stream; peer failure; bounded
 # progress) runs with UCP's protocols v1 and v2 (UCX_PROTO_ENABLE=n/y);
 # srqud also with a passive target (never calls progress: its async thread
-# must do the work) and with 5 % injected loss. The references show what
-# UCX's own transports do in the same run: they do not decide the exit
-# status, srqud's results do. Prints "RESULT <name> PASS|FAIL" per srqud
+# must do the work) and with 5 % injected loss; and 3 threads x 3 peers
+# (check threads) at every level of UCX_SRQUD_SHARE, under 2 % loss. The
+# references show what UCX's own transports do in the same run: they do
+# not decide the exit status, srqud's results do. Prints "RESULT <name> PASS|FAIL" per srqud
 # variant and a table; -o DIR keeps the logs and table (default
 # $SRQUD_BUILD/vm-logs/ucp). -q: srqud only (no references).
 #
@@ -88,6 +89,18 @@ for p in n y; do
     fi
 done
 
+# N threads x M peers, a worker per thread (check threads): every level of
+# UCX_SRQUD_SHARE under 2 % loss, and srq without; the references once
+T="-t threads -W 3x3"
+variant srqud_threads_srq 0 "$SRQUD" $T
+for share in srq pd td; do
+    variant srqud_threads_${share}_loss2 0 "$SRQUD UCX_SRQUD_SHARE=$share UCX_SRQUD_FAULT_TX_DROP=0.02 UCX_LOG_LEVEL=error" $T
+done
+if [ $REFS = 1 ]; then
+    variant ud_verbs_threads 1 "$UD" $T -T 60
+    variant rc_verbs_threads 1 "$RC" $T -T 60
+fi
+
 # The table: check x variant
 {
     printf "%-18s" check
@@ -95,7 +108,7 @@ done
     echo
     for check in put_worker_flush put_ep_flush put_explicit get_worker_flush \
                  get_ep_flush close_flush fence tag am stream peer_failure \
-                 progress_bound; do
+                 progress_bound threads; do
         printf "%-18s" "$check"
         for c in "${COLUMNS[@]}"; do
             printf " %-*s" ${#c} "${CELL[$check,$c]:--}"

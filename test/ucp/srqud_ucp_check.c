@@ -10,7 +10,7 @@
  * with UCX's ud_verbs and rc_verbs as references (test/ucp/run.sh).
  *
  *   srqud_ucp_check [-t CHECK]... [-n ROUNDS] [-L BYTES] [-B BOUND] [-P]
- *                   [-T SEC]
+ *                   [-T SEC] [-W NxM]
  *
  *   -t CHECK  one of the checks below (default: all but those run only
  *             when named)
@@ -27,6 +27,8 @@
  *   -T SEC    a check that has not finished after SEC seconds (default
  *             120) fails as timed out; peer_kill and link_down, which wait
  *             for an error, give up after 3/4 of it with their own verdict
+ *   -W NxM    threads: the initiator's and the target's threads (default
+ *             3x3), each with a UCP worker of its own
  *
  * Checks: put_worker_flush put_ep_flush put_explicit get_worker_flush
  * get_ep_flush fence tag am stream close_flush peer_failure progress_bound,
@@ -42,6 +44,9 @@
  *   target_gone  link_down, where the script kills the target (SIGKILL)
  *              and removes its device instead: the initiator's ep must
  *              fail the same way
+ *   threads    N initiator threads x M target threads, a worker each, tag
+ *              messages and RMA between every pair at once, checksummed
+ *              (ucp_check_threads.c)
  *
  * Environment, for two sides on two devices joined by a wire:
  *   SRQUD_CHECK_INIT_DEVICES, SRQUD_CHECK_TARGET_DEVICES
@@ -77,7 +82,9 @@ check_opt_t opt = {
     .largest = 20 * 1024 * 1024 + 3,
     .bound   = 16,
     .passive = 0,
-    .timeout = 120
+    .timeout = 120,
+    .init_threads   = 3,
+    .target_threads = 3
 };
 
 
@@ -89,9 +96,12 @@ enum {
     CHECK_FLAG_ERR_PEER    = 1 << 0,
     /* the target ends by SIGKILL, its own */
     CHECK_FLAG_TARGET_KILL = 1 << 1,
-    /* not in the default run: it needs an outside event (link_down) or is
-     * meant for the two-host wire (peer_kill) */
-    CHECK_FLAG_NAMED       = 1 << 2
+    /* not in the default run: it needs an outside event (link_down), is
+     * meant for the two-host wire (peer_kill) or for a level of sharing
+     * (threads) */
+    CHECK_FLAG_NAMED       = 1 << 2,
+    /* several workers on the side's context, driven by threads */
+    CHECK_FLAG_THREADS     = 1 << 3
 };
 
 
@@ -125,6 +135,8 @@ static const check_t checks[] = {
     {"target_gone",      check_link_down,      LINK_TARGET_GONE,
                                                   CHECK_FLAG_ERR_PEER |
                                                   CHECK_FLAG_TARGET_KILL |
+                                                  CHECK_FLAG_NAMED},
+    {"threads",          check_threads,        0, CHECK_FLAG_THREADS |
                                                   CHECK_FLAG_NAMED},
     {NULL}
 };
@@ -165,6 +177,7 @@ static pid_t fork_side(const check_t *check, int fd, int other_fd,
     }
     close(other_fd);
     die_into(detail, max);
+    opt.mt_context = !!(check->flags & CHECK_FLAG_THREADS);
     side_init(&s, fd, is_target, err_peer);
     verdict = check->fn(&s, check->mode, detail, max);
     if (!err_peer) {
@@ -280,7 +293,7 @@ static int run_check(const check_t *check)
 static int usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [-t CHECK]... [-n ROUNDS] [-L BYTES] "
-            "[-B BOUND] [-P] [-T SECONDS]\n", argv0);
+            "[-B BOUND] [-P] [-T SECONDS] [-W NxM]\n", argv0);
     return 2;
 }
 
@@ -290,7 +303,7 @@ int main(int argc, char **argv)
     const check_t *selected[64], *check;
     int nselected = 0, failed = 0, c, i;
 
-    while ((c = getopt(argc, argv, "t:n:L:B:PT:")) != -1) {
+    while ((c = getopt(argc, argv, "t:n:L:B:PT:W:")) != -1) {
         switch (c) {
         case 't':
             check = check_find(optarg);
@@ -316,6 +329,12 @@ int main(int argc, char **argv)
             break;
         case 'T':
             opt.timeout = atoi(optarg);
+            break;
+        case 'W':
+            if (sscanf(optarg, "%dx%d", &opt.init_threads,
+                       &opt.target_threads) != 2) {
+                return usage(argv[0]);
+            }
             break;
         default:
             return usage(argv[0]);

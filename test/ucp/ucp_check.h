@@ -22,6 +22,9 @@ typedef struct {
     unsigned bound;      /* deliveries one ucp_worker_progress may make */
     int      passive;    /* the target does not progress during RMA */
     int      timeout;    /* seconds a check may take */
+    int      init_threads;   /* threads: the initiator's threads */
+    int      target_threads; /* threads: the target's */
+    int      mt_context;     /* the side's context serves several workers */
 } check_opt_t;
 
 extern check_opt_t opt;
@@ -137,5 +140,8 @@ int check_am(side_t *s, int mode, char *detail, size_t max);
 int check_stream(side_t *s, int mode, char *detail, size_t max);
 int check_progress_bound(side_t *s, int mode, char *detail, size_t max);
 int check_link_down(side_t *s, int mode, char *detail, size_t max);
+
+/* ucp_check_threads.c */
+int check_threads(side_t *s, int mode, char *detail, size_t max);
 
 #endif

@@ -261,9 +261,12 @@ static void side_context_create(side_t *s)
         }
     }
 
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
-    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG | UCP_FEATURE_AM |
-                        UCP_FEATURE_STREAM;
+    params.field_mask        = UCP_PARAM_FIELD_FEATURES |
+                               UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features          = UCP_FEATURE_RMA | UCP_FEATURE_TAG |
+                               UCP_FEATURE_AM | UCP_FEATURE_STREAM;
+    /* workers of several threads on one context (threads) */
+    params.mt_workers_shared = opt.mt_context;
     status = ucp_init(&params, config, &s->context);
     if (config != NULL) {
         ucp_config_release(config);

@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -21,6 +23,31 @@ using namespace srqud_test;
 namespace {
 
 const uint8_t AM_ID = 2;
+
+/* The device queues this process has mapped (kB): the uverbs mappings of
+ * its QPs, CQs and SRQs, as the kernel lists them */
+unsigned long mapped_queues_kb()
+{
+    char line[512];
+    unsigned long v, kb = 0;
+    bool in_q = false;
+    FILE *f = fopen("/proc/self/smaps", "r");
+
+    while ((f != nullptr) && (fgets(line, sizeof(line), f) != nullptr)) {
+        const char *colon = strchr(line, ':');
+        if (strchr(line, '-') && ((colon == nullptr) ||
+                                  (strchr(line, ' ') < colon))) {
+            in_q = (strstr(line, "/dev/infiniband/uverbs") != nullptr);
+        } else if (in_q && (sscanf(line, "Size: %lu kB", &v) == 1)) {
+            kb += v;
+        }
+    }
+    if (f != nullptr) {
+        fclose(f);
+    }
+    return kb;
+}
+
 
 /* Sender i -> receiver i, each on a worker of its own: the receivers on
  * workers of one md (the process under test), the senders on workers of
@@ -337,6 +364,117 @@ TEST_F(share, worker_destroyed_mid_traffic)
         taken += srqud_stats(lanes[i]->rx->handle).rx_taken;
     }
     EXPECT_EQ(srqud_stats(lanes[0]->rx->handle).srq_lent, taken);
+}
+
+
+/* The zero-copy pool stays per worker (issue 11: measured before deciding
+ * whether to share it): its QPs are made on demand, one per transfer the
+ * worker receives at once, and kept; a worker that receives none has
+ * none. Three workers sinking gets at once (2, 1 and 0 at a time), every
+ * byte checked; what a pool QP maps is printed (queues only: a transfer
+ * lands in the user's memory) */
+TEST_F(share, zcopy_pool_per_worker)
+{
+    const size_t length = (1 << 20) + 77;
+    const unsigned gets[] = {2, 1, 0};
+    envs.emplace_back(new env_guard("UCX_SRQUD_SHARE", "srq"));
+    ASSERT_NO_FATAL_FAILURE(open_lanes(3));
+
+    /* the measured side (rx) gets from its peer: it is the data sink */
+    std::vector<uct_ep_h> back(lanes.size(), nullptr);
+    std::vector<std::unique_ptr<region>> remote, mine;
+    for (unsigned i = 0; i < lanes.size(); ++i) {
+        ASSERT_EQ(UCS_OK, lanes[i]->rx->connect(*lanes[i]->tx, &back[i]));
+        for (unsigned k = 0; k < gets[i]; ++k) {
+            remote.emplace_back(new region(lanes[i]->tx_ctx, length,
+                                           UCT_MD_MEM_ACCESS_ALL));
+            mine.emplace_back(new region(lanes[i]->rx_ctx, length,
+                                         UCT_MD_MEM_ACCESS_ALL));
+            fill_pattern(remote.back()->data(), length, 100 * i + k + 1);
+        }
+    }
+    unsigned long kb_before = mapped_queues_kb();
+
+    std::vector<std::thread> threads;
+    std::atomic<unsigned> completed{0}, failed{0};
+    unsigned first = 0;
+    for (unsigned i = 0; i < lanes.size(); ++i) {
+        lane *lp = lanes[i].get();
+        uct_ep_h ep = back[i];
+        unsigned n = gets[i], base = first;
+        first += n;
+        threads.emplace_back([&, lp, ep, n, base] {
+            std::vector<comp_t> comps(n);
+            for (unsigned k = 0; k < n; ++k) {
+                region &r = *remote[base + k], &m = *mine[base + k];
+                uct_iov_t iov = {m.data(), length, m.memh, 0, 1};
+                ucs_status_t st;
+                /* both posted before either completes: two at once */
+                while ((st = rma_zcopy(ep, true, &iov, r.addr(), r.rkey.rkey,
+                                       &comps[k].super)) ==
+                       UCS_ERR_NO_RESOURCE) {
+                    lp->rx->progress();
+                    lp->tx->progress();
+                }
+                if (st != UCS_INPROGRESS) {
+                    ++failed;
+                    comps[k].calls = 1;
+                }
+            }
+            auto end = std::chrono::steady_clock::now() +
+                       std::chrono::seconds(120);
+            auto done = [&] {
+                for (auto &c : comps) {
+                    if (c.calls == 0) {
+                        return false;
+                    }
+                }
+                return true;
+            };
+            while (!done() && (std::chrono::steady_clock::now() < end)) {
+                lp->rx->progress();
+                lp->tx->progress();
+            }
+            for (auto &c : comps) {
+                completed += (c.calls == 1) && (c.super.status == UCS_OK);
+            }
+        });
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    EXPECT_EQ(0u, failed);
+    EXPECT_EQ(3u, completed);
+    for (unsigned k = 0; k < remote.size(); ++k) {
+        EXPECT_EQ(checksum(remote[k]->data(), length),
+                  checksum(mine[k]->data(), length)) << "get " << k;
+    }
+
+    unsigned pool_qps = 0;
+    for (unsigned i = 0; i < lanes.size(); ++i) {
+        uct_srqud_iface_stats_t st = srqud_stats(lanes[i]->rx->handle);
+        SCOPED_TRACE(i);
+        EXPECT_EQ(gets[i], st.zcopy_xfers);
+        /* at most one pool QP per transfer at once, kept afterwards */
+        EXPECT_LE(st.zcopy_pool_peak, gets[i]);
+        EXPECT_EQ(st.zcopy_pool_qps, st.zcopy_pool_peak);
+        if (gets[i] > 0) {
+            EXPECT_GE(st.zcopy_pool_peak, 1u);
+        }
+        /* the peers sent chunks: they made no pool QP of their own */
+        EXPECT_EQ(0u, srqud_stats(lanes[i]->tx->handle).zcopy_pool_qps);
+        pool_qps += st.zcopy_pool_qps;
+    }
+    unsigned long kb_after = mapped_queues_kb();
+    if (pool_qps > 0) {
+        std::printf("[ info ] %u pool QPs with their CQs mapped %lu kB of "
+                    "device queues, %lu kB each (ZCOPY_RQ_DEPTH receives)\n",
+                    pool_qps, kb_after - kb_before,
+                    (kb_after - kb_before) / pool_qps);
+    }
+    for (auto ep : back) {
+        uct_ep_destroy(ep);
+    }
 }
 
 } // namespace

@@ -58,6 +58,8 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
     stats->srq_lost         = pool.lost;
     stats->rx_taken         = iface->rx.taken;
     stats->share            = iface->config.share;
+    stats->zcopy_pool_qps   = iface->zcopy.pool_created;
+    stats->zcopy_pool_peak  = iface->zcopy.pool_peak;
     ucs_spin_unlock(&iface->rx.lock);
     uct_srqud_leave(iface);
     return UCS_OK;
@@ -425,7 +427,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "fault_duplicated %lu zcopy_stale %lu fast_retransmits %lu "
              "held %lu reorder_dropped %lu bad_token %lu qp_resets %lu "
              "no_ep %lu zcopy_stalled %lu zcopy_superseded %lu zcopy_posts %lu "
-             "rma_refused %lu stalled_dropped %lu srq_users %u srq_buffers %lu",
+             "rma_refused %lu stalled_dropped %lu srq_users %u srq_buffers %lu "
+             "zcopy_pool_qps %u zcopy_pool_peak %u",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -438,7 +441,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->rx_held, s->rx_reorder_dropped, s->rx_bad_token,
              s->qp_resets, s->rx_no_ep, s->zcopy_stalled,
              s->zcopy_superseded, s->zcopy_posts, s->rma_refused,
-             s->rx_stalled_dropped, s->srq_users, s->srq_buffers);
+             s->rx_stalled_dropped, s->srq_users, s->srq_buffers,
+             s->zcopy_pool_qps, s->zcopy_pool_peak);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

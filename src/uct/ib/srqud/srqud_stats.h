@@ -83,6 +83,10 @@ typedef struct uct_srqud_iface_stats {
     unsigned long rx_taken;           /* of srq_lent, this interface's */
     int           share;              /* UCX_SRQUD_SHARE as applied:
                                          0 pd, 1 td, 2 srq */
+    /* the zero-copy pool: QPs (each with its CQ) made on demand, one per
+     * transfer this interface receives at once, kept for the next */
+    unsigned      zcopy_pool_qps;
+    unsigned      zcopy_pool_peak;
 } uct_srqud_iface_stats_t;
 
 typedef ucs_status_t (*uct_srqud_iface_stats_get_func_t)(

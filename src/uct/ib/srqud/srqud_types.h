@@ -177,6 +177,7 @@ typedef struct uct_srqud_zcopy {
     /* receive pool */
     uct_srqud_pool_qp_t      *pool;
     unsigned                 pool_created;
+    unsigned                 pool_peak;   /* most created at once */
     ucs_list_link_t          pool_free;
     void                     *scratch;    /* GRH slot + a chunk of tail */
     struct ibv_mr            *scratch_mr;

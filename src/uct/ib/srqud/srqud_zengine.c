@@ -48,6 +48,7 @@ ucs_status_t uct_srqud_zengine_init(uct_srqud_iface_t *iface)
     ucs_queue_head_init(&z->jobs);
     ucs_list_head_init(&z->pool_free);
     z->pool_created = 0;
+    z->pool_peak    = 0;
     z->user_jobs    = 0;
     z->sqp          = NULL;
     z->scq          = NULL;
@@ -142,6 +143,7 @@ uct_srqud_zengine_pool_get(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer)
             return NULL;
         }
         ++z->pool_created;
+        z->pool_peak = ucs_max(z->pool_peak, z->pool_created);
     }
 
     /* A Q_Key of its own for this transfer (bit 31 clear: a controlled

@@ -1,0 +1,66 @@
+#!/bin/bash
+#
+# MPICH with VCIs: Debian's MPICH 4.0.2, rebuilt with per-VCI critical
+# sections, so that MPIR_CVAR_CH4_NUM_VCIS=N gives each communicator a UCP
+# worker of its own (a srqud interface per thread). Debian's binary
+# package is built with the global critical section and asserts
+# n_vcis <= MPIDI_CH4_MAX_VCIS (1).
+#
+#   contrib/build-mpich-vci.sh        # prints the prefix on its last line
+#
+# Pinned: the .dsc's sha256 below; the tarball is checked against it by
+# dpkg-source. The build is cached in build/mpich-vci-<hash of the source
+# and of this script's configure line>; about 6 min on 2 cores the first
+# time. Outside CI: contrib/bench/mpi_threads.sh uses it.
+#
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+DEB=4.0.2-3
+DSC_SHA256=67036921ec09db4da04568546691fe05d3118ac7e4a37020bc7b74a43de36cd0
+MAX_VCIS=16
+CONF=(--with-device=ch4:ucx --with-ucx=/usr
+      --enable-thread-cs=per-vci --with-ch4-max-vcis=$MAX_VCIS
+      --with-datatype-engine=dataloop --with-hwloc=/usr
+      --disable-fortran --disable-romio --disable-doc --disable-static
+      --enable-fast=O2 --enable-g=none)
+
+log() { echo "== build-mpich-vci: $*" >&2; }
+die() { echo "build-mpich-vci: $*" >&2; exit 1; }
+
+dl=$SRQUD_BUILD/mpich-src
+mkdir -p "$dl"
+dsc=$dl/mpich_$DEB.dsc
+if [ ! -f "$dsc" ]; then
+    log "apt-get source --download-only mpich=$DEB (22 MB)"
+    (cd "$dl" && apt-get source -qq --download-only "mpich=$DEB") >"$dl/source.out" 2>&1 ||
+        die "apt-get source mpich=$DEB failed (a deb-src entry for bookworm: contrib/build-ucx.sh adds one): $(tail -1 "$dl/source.out")"
+fi
+echo "$DSC_SHA256  $dsc" | sha256sum -c --quiet - || die "$dsc does not match the pinned sha256"
+key=$(printf '%s %s' "$DSC_SHA256" "${CONF[*]}" | sha256sum | cut -c1-12)
+PREFIX=$SRQUD_BUILD/mpich-vci-$key
+if [ -x "$PREFIX/bin/mpicc" ]; then
+    log "cached: $PREFIX"
+    echo "$PREFIX"
+    exit 0
+fi
+SRC=$dl/mpich-$DEB-$key
+if [ ! -d "$SRC" ]; then
+    # the upstream tarball only: Debian's patches are packaging
+    (cd "$dl" && dpkg-source --require-strong-checksums --skip-patches -x "$dsc" "$SRC") \
+        >"$dl/dpkg-source.out" 2>&1 || { cat "$dl/dpkg-source.out" >&2; die "dpkg-source failed"; }
+fi
+OBJ=$SRC/obj
+mkdir -p "$OBJ"
+cd "$OBJ"
+t0=$(date +%s)
+log "configure (${CONF[*]}), about 1 min"
+../configure --prefix="$PREFIX" "${CONF[@]}" > configure.out 2>&1 ||
+    { tail -30 configure.out >&2; die "configure failed: $OBJ/configure.out"; }
+log "make -j${JOBS:-2}, about 5 min (progress: $OBJ/make.out)"
+make -j"${JOBS:-2}" > make.out 2>&1 || { tail -30 make.out >&2; die "make failed: $OBJ/make.out"; }
+make install > install.out 2>&1 || { tail -30 install.out >&2; die "make install failed"; }
+grep -q "MPIDI_CH4_MAX_VCIS $MAX_VCIS" "$OBJ/src/include/mpichconf.h" ||
+    die "the build does not define MPIDI_CH4_MAX_VCIS $MAX_VCIS"
+log "installed in $PREFIX ($(( $(date +%s) - t0 )) s)"
+echo "$PREFIX"
