@@ -197,6 +197,9 @@ fi
 # Route a runs UCX's UCT suite, whose peer_failure_multiple case needs more
 # than 4 GB of guest memory
 echo "== device tests, route a (UCX dlopens libuct_srqud)"
+# --full: MPICH rebuilt with VCIs (about 6 min), a UCP worker per thread's
+# communicator, which route a then runs over srqud
+[ $FULL = 1 ] && step build_mpich_vci "$ROOT/contrib/build-mpich-vci.sh"
 SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
 # --full: a ThreadSanitizer build of the module and its device tests,
 # run by route b over the threaded tests

@@ -117,6 +117,13 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     TEST_TIMEOUT=900 run mpi_threads_srqud "$ROOT/contrib/mpi-tests.sh" --np 2 -- \
         -t 4 -m 1048576 -i 1 -o 64
     grep '^RESULT ' "$LOGDIR/mpi_threads_srqud.log" | sed 's/^RESULT/    mpi run:/'
+    # SRQUD_FULL=1: MPICH with VCIs (contrib/build-mpich-vci.sh): 5 VCIs, so
+    # a worker per thread's communicator on the shared pool, under 2 % loss
+    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+        TEST_TIMEOUT=900 run mpi_threads_mpich_vci env UCX_SRQUD_FAULT_TX_DROP=0.02 \
+            UCX_LOG_LEVEL=error "$ROOT/contrib/mpi-tests.sh" --mpi mpich_vci --np 2 -- \
+            -t 4 -m 1048576 -i 1 -o 64
+    fi
     # UCX's own UCT conformance suite, srqud cases
     TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh"
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
