@@ -72,9 +72,9 @@ def uuars_plain_static(qps):
 
 def uuars_plain_dynamic(qps):
     """the same, dynamic mode (the non-cached page included): each QP past
-    the low-latency ones takes a page of its own until TOTAL - LOW_LAT
-    pages of shared uUARs exist (even while earlier ones are idle), then
-    the QPs share their uUARs"""
+    the low-latency ones takes a page of its own until (TOTAL - LOW_LAT) / 2
+    pages, TOTAL - LOW_LAT shared uUARs, exist (even while earlier ones
+    are idle), then the QPs share those uUARs"""
     lock_free = min(qps, LOW_LAT)
     beyond = max(qps - LOW_LAT, 0)
     shared_pages = min(beyond, (TOTAL - LOW_LAT) // 2)
@@ -164,14 +164,14 @@ def main():
     with open(args.csv) as f:
         for row in csv.DictReader(f):
             t = int(row["threads"])
-            if t == 1:
+            if t == 1 and int(row["qps"]) > 0:  # -1: rdma could not tell
                 qps_per_thread[row["category"]] = int(row["qps"])
             # the Rss of every mapping but the device queues, and the
             # queues' size (VmRSS counts queue pages once they are mapped
             # in, which Soft-RoCE does some time after their creation: it
             # would count them once or twice by the time it is read)
             other = row.get("rss_other_kb")
-            rss = int(other) if other else int(row["rss_kb"])
+            rss = int(other) if other and int(other) > 0 else int(row["rss_kb"])
             mem[row["category"]].append((t, rss + int(row["qmap_kb"])))
             pin[row["category"]].append((t, int(row["pin_kb"])))
 

@@ -10,10 +10,12 @@
  *     each checksummed by content and matched in order per sender;
  *   - puts into the pair's slot of the target worker's region, completed by
  *     an ep flush, read back with a get and compared; then puts of another
- *     image in pieces, completed by one worker flush over all M peers,
- *     which the target compares when the initiator says it is done.
+ *     image in pieces, completed by one worker flush over all M peers:
+ *     once every initiator thread's flush returned, and before any ep is
+ *     closed (a close flushes again), the target compares its regions.
  * A flush that returned before its puts landed, a message delivered to the
- * wrong worker, lost, or out of order, fails the check. With srqud, which
+ * wrong worker, lost, duplicated or out of order, an ep close that fails,
+ * fails the check. With srqud, which
  * of the workers' resources are shared is UCX_SRQUD_SHARE's (run.sh runs
  * every level, under loss too).
  */
@@ -55,10 +57,13 @@ typedef struct {
     ucp_worker_h  worker;
     int           failed;           /* CHECK_* */
     char          detail[160];
-    volatile int  *stop;            /* the target's threads: set when done */
-    /* the initiator's: the target workers to reach */
+    int           *stop;            /* the target's threads: set when done
+                                       (atomic) */
+    /* the initiator's: the target workers to reach, and the points where
+     * its threads wait for the target's comparison */
     thr_peer_t    *peers;
     uint64_t      *peer_base;
+    pthread_barrier_t *flushed, *compared;
 } thr_t;
 
 
@@ -101,20 +106,45 @@ static void thr_fail(thr_t *t, int verdict, const char *fmt, ...)
 }
 
 
-/* Progress this thread's worker until @a req completes or the check's
- * deadline; a request left behind makes the side skip its cleanup */
+/* A request given up on: it stays in UCX, with its buffer, and the side
+ * skips its cleanup (see side_fini) */
+static void thr_abandon(thr_t *t)
+{
+    __atomic_fetch_add(&t->s->abandoned, 1, __ATOMIC_RELAXED);
+}
+
+
+static int thr_abandoned(const side_t *s)
+{
+    return __atomic_load_n(&s->abandoned, __ATOMIC_RELAXED) != 0;
+}
+
+
+/* Progress this thread's worker until @a req completes, or until the
+ * check's deadline: UCS_ERR_TIMED_OUT, the request abandoned (its buffer
+ * must stay allocated) */
 static ucs_status_t thr_wait(thr_t *t, void *req, double deadline)
 {
+    unsigned spins = 0;
     ucs_status_t status;
-    side_t tmp = *t->s;
 
-    tmp.worker = t->worker;
-    status     = wait_req_until(&tmp, req, deadline);
-    if (status == UCS_INPROGRESS) {
-        __sync_fetch_and_add(&t->s->abandoned, 1);
-        status = UCS_ERR_TIMED_OUT;
+    if (req == NULL) {
+        return UCS_OK;
+    } else if (UCS_PTR_IS_ERR(req)) {
+        return UCS_PTR_STATUS(req);
     }
-    return status;
+    for (;;) {
+        ucp_worker_progress(t->worker);
+        status = ucp_request_check_status(req);
+        if (status != UCS_INPROGRESS) {
+            ucp_request_free(req);
+            return status;
+        }
+        if (((++spins % 1024) == 0) && (now_sec() >= deadline)) {
+            thr_abandon(t);
+            return UCS_ERR_TIMED_OUT;
+        }
+    }
 }
 
 
@@ -166,7 +196,7 @@ static ucs_status_t thr_recv(thr_t *t, void *buf, size_t len,
             return status;
         }
         if (((++spins % 1024) == 0) && (now_sec() >= deadline)) {
-            __sync_fetch_and_add(&t->s->abandoned, 1);
+            thr_abandon(t);
             return UCS_ERR_TIMED_OUT;
         }
     }
@@ -191,6 +221,9 @@ static void *target_thread(void *arg)
             thr_fail(t, CHECK_FAIL, "worker %d: receive %" PRIu64 " of %" PRIu64
                      ": %s", t->index, got, (uint64_t)n * THR_MSGS,
                      ucs_status_string(status));
+            if (status == UCS_ERR_TIMED_OUT) {
+                buf = NULL; /* still posted: UCX may yet write it */
+            }
             break;
         }
         ++got;
@@ -220,9 +253,20 @@ static void *target_thread(void *arg)
         }
     }
     /* the initiators' RMA needs this worker's progress (UD) until they are
-     * done with it */
-    while (!*t->stop) {
+     * done with it and have closed their eps (a flushing close: everything
+     * they sent has arrived) */
+    while (!__atomic_load_n(t->stop, __ATOMIC_ACQUIRE)) {
         ucp_worker_progress(t->worker);
+    }
+    /* a message beyond the last one expected (a duplicate of the last)
+     * would sit unmatched */
+    for (i = 0; i < 1000; ++i) {
+        ucp_worker_progress(t->worker);
+    }
+    if (ucp_tag_probe_nb(t->worker, 0, 0, 0, &info) != NULL) {
+        thr_fail(t, CHECK_DATA_ERROR, "worker %d: a message beyond the %"
+                 PRIu64 " expected: tag 0x%" PRIx64 ", %zu bytes", t->index,
+                 (uint64_t)n * THR_MSGS, info.sender_tag, info.length);
     }
     free(buf);
     free(want);
@@ -230,7 +274,10 @@ static void *target_thread(void *arg)
 }
 
 
-static int target_verify_regions(thr_t *thr, thr_peer_t *peers)
+/* Every slot holds its initiator thread's second image; the first that
+ * does not is said in @a detail */
+static int target_verify_regions(thr_peer_t *peers, char *detail,
+                                 size_t max)
 {
     uint8_t *want = malloc(THR_SLOT);
     int i, j, verdict = CHECK_PASS;
@@ -240,12 +287,14 @@ static int target_verify_regions(thr_t *thr, thr_peer_t *peers)
             fill_random(want, THR_SLOT, thr_seed(i, j, 0, 2));
             if (memcmp(peers[j].region + (size_t)i * THR_SLOT, want,
                        THR_SLOT)) {
-                char d[96];
+                char d[64];
 
                 compare(peers[j].region + (size_t)i * THR_SLOT, want,
                         THR_SLOT, d, sizeof(d));
-                thr_fail(&thr[j], CHECK_DATA_ERROR, "worker %d: slot of "
-                         "thread %d after its worker flush: %s", j, i, d);
+                if (verdict == CHECK_PASS) {
+                    snprintf(detail, max, "worker %d: slot of thread %d "
+                             "after its worker flush: %s", j, i, d);
+                }
                 verdict = CHECK_DATA_ERROR;
             }
         }
@@ -261,7 +310,8 @@ static int threads_target(side_t *s, char *detail, size_t max)
     thr_t thr[THR_MAX];
     thr_peer_t peers[THR_MAX];
     pthread_t tid[THR_MAX];
-    volatile int stop = 0;
+    int stop = 0, regions;
+    char regions_detail[192];
     ucp_mem_map_params_t mp = {0};
     ucs_status_t status;
     size_t length = (size_t)opt.init_threads * THR_SLOT;
@@ -307,15 +357,26 @@ static int threads_target(side_t *s, char *detail, size_t max)
     for (j = 0; j < m; ++j) {
         pthread_create(&tid[j], NULL, target_thread, &thr[j]);
     }
-    /* the initiator's threads are done, their eps closed */
-    oob_wait(s, 1);
+    /* every initiator thread's worker flush returned, no ep closed yet:
+     * what the flushes completed must be here (this thread compares, the
+     * workers' threads go on progressing). The socket is waited on
+     * without progress: this side's own worker carries nothing now, and
+     * a thread more spinning on 2 cores slows the ones that work */
+    oob_wait(s, 0);
     oob_recv_u64(s);
-    stop = 1;
+    regions = target_verify_regions(peers, regions_detail,
+                                    sizeof(regions_detail));
+    oob_send_u64(s, regions);
+    /* the initiator's eps closed (flushing: all it sent has arrived) */
+    oob_wait(s, 0);
+    oob_recv_u64(s);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (j = 0; j < m; ++j) {
         pthread_join(tid[j], NULL);
     }
-    if (!s->abandoned) {
-        target_verify_regions(thr, peers);
+    if (regions != CHECK_PASS) {
+        verdict = regions;
+        snprintf(detail, max, "%s", regions_detail);
     }
     for (j = 0; j < m; ++j) {
         if (thr[j].failed && (verdict == CHECK_PASS)) {
@@ -324,7 +385,7 @@ static int threads_target(side_t *s, char *detail, size_t max)
         }
     }
     oob_send_u64(s, verdict);
-    if (s->abandoned) {
+    if (thr_abandoned(s)) {
         return verdict;
     }
     for (j = 0; j < m; ++j) {
@@ -353,7 +414,9 @@ static void init_send_tags(thr_t *t, ucp_ep_h *eps, double deadline)
         for (j = 0; j < m; ++j) {
             if (bufs[slot] != NULL) {
                 status = thr_wait(t, reqs[slot], deadline);
-                free(bufs[slot]);
+                if (status != UCS_ERR_TIMED_OUT) {
+                    free(bufs[slot]); /* else UCX may still read it */
+                }
                 bufs[slot] = NULL;
                 if (status != UCS_OK) {
                     thr_fail(t, CHECK_FAIL, "thread %d: send: %s", t->index,
@@ -372,7 +435,9 @@ static void init_send_tags(thr_t *t, ucp_ep_h *eps, double deadline)
     for (w = 0; w < THR_WINDOW; ++w) {
         if (bufs[w] != NULL) {
             status = thr_wait(t, reqs[w], deadline);
-            free(bufs[w]);
+            if (status != UCS_ERR_TIMED_OUT) {
+                free(bufs[w]);
+            }
             if (status != UCS_OK) {
                 thr_fail(t, CHECK_FAIL, "thread %d: send: %s", t->index,
                          ucs_status_string(status));
@@ -476,18 +541,29 @@ static void *init_thread(void *arg)
         }
     }
 out:
-    if (!t->s->abandoned) {
-        for (j = 0; j < m; ++j) {
-            if (rkeys[j] != NULL) {
-                ucp_rkey_destroy(rkeys[j]);
-            }
-            if (eps[j] != NULL) {
-                /* a flushing close: the target still progresses */
-                thr_wait(t, ucp_ep_close_nbx(eps[j], &close_param), deadline);
+    /* every thread's worker flush returned (or failed): the target compares
+     * its regions before any ep is closed, since a close flushes again */
+    pthread_barrier_wait(t->flushed);
+    pthread_barrier_wait(t->compared);
+    for (j = 0; (j < m) && !thr_abandoned(t->s); ++j) {
+        if (eps[j] != NULL) {
+            /* a flushing close: the target still progresses */
+            status = thr_wait(t, ucp_ep_close_nbx(eps[j], &close_param),
+                              deadline);
+            if (status != UCS_OK) {
+                thr_fail(t, CHECK_FAIL, "thread %d to worker %d: ep close: "
+                         "%s", t->index, j, ucs_status_string(status));
             }
         }
     }
+    if (thr_abandoned(t->s)) {
+        /* requests left in UCX may still use the keys and the images */
+        return NULL;
+    }
     for (j = 0; j < m; ++j) {
+        if (rkeys[j] != NULL) {
+            ucp_rkey_destroy(rkeys[j]);
+        }
         free(images[j]);
     }
     free(back);
@@ -501,8 +577,9 @@ static int threads_initiator(side_t *s, char *detail, size_t max)
     int verdict = CHECK_PASS;
     thr_t thr[THR_MAX];
     thr_peer_t peers[THR_MAX];
-    uint64_t base[THR_MAX];
+    uint64_t base[THR_MAX], regions;
     pthread_t tid[THR_MAX];
+    pthread_barrier_t flushed, compared;
 
     memset(peers, 0, sizeof(peers));
     for (j = 0; j < m; ++j) {
@@ -520,26 +597,42 @@ static int threads_initiator(side_t *s, char *detail, size_t max)
         thr[i].index     = i;
         thr[i].peers     = peers;
         thr[i].peer_base = base;
+        thr[i].flushed   = &flushed;
+        thr[i].compared  = &compared;
         thr[i].worker    = thr_worker_create(s);
     }
+    pthread_barrier_init(&flushed, NULL, n + 1);
+    pthread_barrier_init(&compared, NULL, n + 1);
     for (i = 0; i < n; ++i) {
         pthread_create(&tid[i], NULL, init_thread, &thr[i]);
     }
+    /* every worker flush returned, no ep closed: the target compares */
+    pthread_barrier_wait(&flushed);
+    oob_send_u64(s, 1);
+    regions = oob_recv_u64(s);
+    pthread_barrier_wait(&compared);
     for (i = 0; i < n; ++i) {
         pthread_join(tid[i], NULL);
     }
-    /* done: the target compares its regions, then says what it found */
-    oob_send_u64(s, 1);
+    /* eps closed: the target stops, then says what it received */
+    oob_send_u64(s, 2);
     for (i = 0; i < n; ++i) {
         if (thr[i].failed && (verdict == CHECK_PASS)) {
             verdict = thr[i].failed;
             snprintf(detail, max, "%s", thr[i].detail);
         }
     }
+    if ((regions != CHECK_PASS) && (verdict == CHECK_PASS)) {
+        verdict = CHECK_FAIL;
+        snprintf(detail, max, "puts a worker flush completed had not landed "
+                 "(the target says where)");
+    }
     if (oob_recv_u64(s) != CHECK_PASS) {
         verdict = CHECK_FAIL;
     }
-    if (!s->abandoned) {
+    pthread_barrier_destroy(&flushed);
+    pthread_barrier_destroy(&compared);
+    if (!thr_abandoned(s)) {
         for (i = 0; i < n; ++i) {
             ucp_worker_destroy(thr[i].worker);
         }

@@ -455,9 +455,10 @@ TEST_F(share, zcopy_pool_per_worker)
         uct_srqud_iface_stats_t st = srqud_stats(lanes[i]->rx->handle);
         SCOPED_TRACE(i);
         EXPECT_EQ(gets[i], st.zcopy_xfers);
-        /* at most one pool QP per transfer at once, kept afterwards */
+        /* at most one pool QP per transfer at once, kept afterwards (one
+         * that took a stale chunk is destroyed: fewer, never more) */
         EXPECT_LE(st.zcopy_pool_peak, gets[i]);
-        EXPECT_EQ(st.zcopy_pool_qps, st.zcopy_pool_peak);
+        EXPECT_LE(st.zcopy_pool_qps, st.zcopy_pool_peak);
         if (gets[i] > 0) {
             EXPECT_GE(st.zcopy_pool_peak, 1u);
         }
