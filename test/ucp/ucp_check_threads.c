@@ -122,8 +122,9 @@ static int thr_abandoned(const side_t *s)
 
 /* Progress this thread's worker until @a req completes, or until the
  * check's deadline: UCS_ERR_TIMED_OUT, the request abandoned (its buffer
- * must stay allocated) */
-static ucs_status_t thr_wait(thr_t *t, void *req, double deadline)
+ * must stay allocated). A tag receive's match goes to @a info if not NULL */
+static ucs_status_t thr_wait_info(thr_t *t, void *req, double deadline,
+                                  ucp_tag_recv_info_t *info)
 {
     unsigned spins = 0;
     ucs_status_t status;
@@ -135,7 +136,8 @@ static ucs_status_t thr_wait(thr_t *t, void *req, double deadline)
     }
     for (;;) {
         ucp_worker_progress(t->worker);
-        status = ucp_request_check_status(req);
+        status = (info != NULL) ? ucp_tag_recv_request_test(req, info) :
+                                  ucp_request_check_status(req);
         if (status != UCS_INPROGRESS) {
             ucp_request_free(req);
             return status;
@@ -145,6 +147,12 @@ static ucs_status_t thr_wait(thr_t *t, void *req, double deadline)
             return UCS_ERR_TIMED_OUT;
         }
     }
+}
+
+
+static ucs_status_t thr_wait(thr_t *t, void *req, double deadline)
+{
+    return thr_wait_info(t, req, deadline, NULL);
 }
 
 
@@ -175,8 +183,6 @@ static ucs_status_t thr_recv(thr_t *t, void *buf, size_t len,
                              ucp_tag_recv_info_t *info, double deadline)
 {
     ucp_request_param_t param = {0};
-    unsigned spins            = 0;
-    ucs_status_t status;
     void *req;
 
     param.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
@@ -188,18 +194,7 @@ static ucs_status_t thr_recv(thr_t *t, void *buf, size_t len,
         /* cannot be, with NO_IMM_CMPL: nothing says which it was */
         return UCS_ERR_NO_MESSAGE;
     }
-    for (;;) {
-        ucp_worker_progress(t->worker);
-        status = ucp_tag_recv_request_test(req, info);
-        if (status != UCS_INPROGRESS) {
-            ucp_request_free(req);
-            return status;
-        }
-        if (((++spins % 1024) == 0) && (now_sec() >= deadline)) {
-            thr_abandon(t);
-            return UCS_ERR_TIMED_OUT;
-        }
-    }
+    return thr_wait_info(t, req, deadline, info);
 }
 
 
