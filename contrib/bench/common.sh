@@ -24,7 +24,8 @@
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
 # bad one), bench_ompi (an Open MPI run over pml ucx in the VM),
-# bench_build (the UCT benchmark programs of contrib/bench).
+# bench_build (the UCT benchmark programs of contrib/bench); awk's median
+# for the tables (BENCH_MEDIAN_AWK).
 #
 # shellcheck shell=bash
 
@@ -115,6 +116,18 @@ bench_ompi() (
         -x UCX_TLS="$tls" -x UCX_NET_DEVICES=rxe0:1 -x UCX_WARN_UNUSED_ENV_VARS=n \
         "${xs[@]}" "$@"
 )
+
+# BENCH_MEDIAN_AWK: an awk function for the tables' medians, put before a
+# program (awk "$BENCH_MEDIAN_AWK"'...'): median(x, c) of x[1..c], sorting
+# x in place; LO and HI get its smallest and largest value
+BENCH_MEDIAN_AWK='
+    function median(x, c,    a, b, t) {
+        for (a = 1; a <= c; ++a)
+            for (b = a + 1; b <= c; ++b)
+                if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+        LO = x[1]; HI = x[c]
+        return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+    }'
 
 # srqud_counters FILE NAME...: srqud's counters from UCX_SRQUD_STATS_DUMP
 # output (contrib/lib/counters.sh)

@@ -60,17 +60,6 @@ progress() {   # what, how far, how long
     echo "   [$((SECONDS - T0)) s] $*" >&2
 }
 
-# One awk function for both tables: the median of x[1..c], sorting x in
-# place; LO and HI get its smallest and largest value
-MEDIAN_AWK='
-    function median(x, c,    a, b, t) {
-        for (a = 1; a <= c; ++a)
-            for (b = a + 1; b <= c; ++b)
-                if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
-        LO = x[1]; HI = x[c]
-        return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
-    }'
-
 # ---- 1. the ceiling --------------------------------------------------------
 echo "== 1. the device's ceiling (raw verbs on rxe0, active MTU $MTU B)"
 echo "mode,size,iters,postlist,signal_every,seconds,MBps,Mmsgps,post_send_calls,post_recv_calls,send_completions,recv_completions,half_rtt_us" > "$RAWCSV"
@@ -95,7 +84,7 @@ for rep in $(seq 1 "$REPS"); do
     raw -t rc_write_bw -s 4194304 -n 20
     progress "ceiling: repetition $rep of $REPS"
 done
-awk -F, "$MEDIAN_AWK"'
+awk -F, "$BENCH_MEDIAN_AWK"'
     NR > 1 {
         k = $1 " " $2 " B, postlist " $4 ", signal every " $5
         v = ($1 == "ud_lat") ? $13 : $7
@@ -201,7 +190,7 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 # median, min..max, and the ratios the issue's goals are stated in
-awk -F, -v tls="$TLS" "$MEDIAN_AWK"'
+awk -F, -v tls="$TLS" "$BENCH_MEDIAN_AWK"'
     NR > 1 && $4 != "FAIL" {
         n[$1, $2]++; v[$1, $2, n[$1, $2]] = $4
         if (!($1 in seen)) { seen[$1] = 1; fig[++m] = $1 }

@@ -91,10 +91,7 @@ done
 fi
 
 # medians and spread per series and thread count
-awk -F, 'function median(x, c,    i, j, t) {
-    for (i = 2; i <= c; ++i) { t = x[i]; for (j = i - 1; j > 0 && x[j] > t; --j) x[j + 1] = x[j]; x[j + 1] = t }
-    return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
-}
+awk -F, "$BENCH_MEDIAN_AWK"'
 NR > 1 {
     k = $1 SUBSEP $2
     if (!(k in n)) { keys[++nk] = k }

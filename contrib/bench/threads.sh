@@ -89,11 +89,7 @@ fi
 
 # medians and spread per category and thread count; the memory columns
 # are medians too (RSS moves in allocator-sized steps from run to run)
-awk -F, -v cores="$(nproc)" '
-function median(x, c,    i, j, t) {
-    for (i = 2; i <= c; ++i) { t = x[i]; for (j = i - 1; j > 0 && x[j] > t; --j) x[j + 1] = x[j]; x[j + 1] = t }
-    return (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
-}
+awk -F, -v cores="$(nproc)" "$BENCH_MEDIAN_AWK"'
 NR > 1 {
     k = $1 SUBSEP $2
     if (!(k in n)) { keys[++nk] = k }
