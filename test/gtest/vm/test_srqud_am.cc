@@ -192,6 +192,71 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
 
+/* While earlier sends are in the send queue, new ones wait in a batch and
+ * go by one doorbell (UCX_SRQUD_TX_BATCH, default 16): every message still
+ * arrives once, intact and in order, with far fewer ibv_post_send calls */
+TEST_F(srqud_am, batched_sends_share_doorbells)
+{
+    const unsigned n                     = 4000;
+    const uct_srqud_iface_stats_t before = srqud_stats(sender->handle);
+
+    for (uint64_t seq = 1; seq <= n; ++seq) {
+        send_retry([&] { return send_short(seq, 8); });
+    }
+    flush_all();
+    ASSERT_NO_FATAL_FAILURE(expect_received(n));
+
+    const uct_srqud_iface_stats_t after = srqud_stats(sender->handle);
+    unsigned long packets   = after.tx_packets - before.tx_packets;
+    unsigned long doorbells = after.tx_doorbells - before.tx_doorbells;
+    EXPECT_GE(packets, n);
+    EXPECT_LE(doorbells * 4, packets) << doorbells << " doorbells for "
+                                      << packets << " packets";
+}
+
+/* A sender that batched and went away to compute without progressing:
+ * the async thread rings within a tick, and the receiver gets everything */
+TEST_F(srqud_am, batched_sends_leave_while_the_sender_computes)
+{
+    const unsigned n = 5;
+    uct_srqud_iface_stats_t st;
+
+    {
+        async_hold hold(ctx.async);
+        /* the first (the CREQ before it) goes into an idle queue at once;
+         * the next ones wait for a doorbell */
+        for (uint64_t seq = 1; seq <= n; ++seq) {
+            ASSERT_UCS_OK(send_short(seq, 8));
+        }
+        st = srqud_stats(sender->handle);
+        EXPECT_LT(st.tx_doorbells, st.tx_packets);
+    }
+
+    /* the sender is never progressed from here */
+    ASSERT_NO_FATAL_FAILURE(expect_received(n));
+    EXPECT_GT(srqud_stats(sender->handle).tx_doorbells, st.tx_doorbells);
+}
+
+TEST(srqud_am_batch, off_posts_every_send_alone)
+{
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_TX_BATCH", "1");
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+
+    uint64_t payload = 0;
+    for (uint64_t seq = 1; seq <= 1000; ++seq) {
+        ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+            return uct_ep_am_short(pair.ep, AM_ID, seq, &payload, 0);
+        }, [&] { pair.sender->progress(); }, 10000000ul));
+    }
+    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == 1000; }))
+        << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+
+    const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
+    EXPECT_EQ(st.tx_packets, st.tx_doorbells);
+}
+
 TEST_F(srqud_am, event_fd_wakes_on_receive)
 {
     int fd;

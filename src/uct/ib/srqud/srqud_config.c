@@ -33,6 +33,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Length of the send queue of the UD QP.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_queue_len), UCS_CONFIG_TYPE_UINT},
 
+    {"TX_BATCH", "16",
+     "Sends posted with one doorbell (one ibv_post_send, a system call on\n"
+     "Soft-RoCE). While sends of the interface are in the send queue, new\n"
+     "ones wait in a batch that goes when it is full, at the next progress\n"
+     "or flush, before the user sleeps on the event fd, or from the async\n"
+     "thread within ASYNC_TICK if the user computes without progressing.\n"
+     "A send into an idle queue goes at once. 1: every send at once.\n"
+     "At most 64, and half of TX_QUEUE_LEN.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
+
     {"TX_MAX_POLL", "16",
      "Maximal number of send completions processed in one progress call.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_max_poll), UCS_CONFIG_TYPE_UINT},
@@ -240,6 +250,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           config->srq_size);
     UCT_SRQUD_CHECK_RANGE("STALLED_MAX", config->stalled_max, 16,
                           config->srq_max_size);
+    UCT_SRQUD_CHECK_RANGE("TX_BATCH", config->tx_batch, 1,
+                          UCT_SRQUD_TX_BATCH_MAX);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
@@ -316,6 +328,10 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rx_grow        = (config->rx_mp.bufs_grow > 0) ?
                                    config->rx_mp.bufs_grow : 256;
     iface->config.tx_max_poll    = config->tx_max_poll;
+    /* a batch holds at most half the send queue: the other half takes
+     * the acknowledgements and resends of the call that fills it */
+    iface->config.tx_batch       = ucs_min(config->tx_batch,
+                                           config->tx_queue_len / 2);
     iface->config.rx_max_poll    = config->rx_max_poll;
     iface->config.gid_index      = config->gid_index;
     iface->config.sl             = config->sl;

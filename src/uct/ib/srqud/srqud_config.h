@@ -38,6 +38,7 @@ typedef struct uct_srqud_iface_config {
     uct_iface_config_t       super;
     unsigned                 tx_queue_len;   /* Send queue length */
     unsigned                 tx_max_poll;    /* Send CQ poll batch */
+    unsigned                 tx_batch;       /* Sends per doorbell */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */
     unsigned                 srq_size;       /* Receive buffers kept posted */
     unsigned                 srq_max_size;   /* ... grown up to this */

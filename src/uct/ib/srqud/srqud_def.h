@@ -39,6 +39,9 @@
 /* Largest get_zcopy / put_zcopy (2^31 chunks of a 4 KB MTU is far more) */
 #define UCT_SRQUD_RMA_MAX_ZCOPY    (1ul << 32)
 
+/* Most sends posted with one doorbell (UCX_SRQUD_TX_BATCH) */
+#define UCT_SRQUD_TX_BATCH_MAX     64
+
 /* Largest control packet sent inline from the stack */
 #define UCT_SRQUD_CTL_INLINE_MAX   128
 

@@ -262,6 +262,9 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     ucs_status_t status;
 
+    /* batched sends leave now: a flush is where the user waits for them */
+    uct_srqud_tx_ring(iface);
+
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         return ep->fail_status;
     }
@@ -327,6 +330,8 @@ ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
     uct_srqud_ep_t *ep;
     unsigned count = 0, i;
     ucs_status_t status;
+
+    uct_srqud_tx_ring(iface);
 
     /* Requests queued on pending groups are operations of this interface
      * too, not yet sent: UCP's worker flush completes as soon as every

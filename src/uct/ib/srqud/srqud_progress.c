@@ -123,6 +123,10 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
 {
     unsigned count;
 
+    /* what the user batched since the last call leaves before anything
+     * else is looked at */
+    uct_srqud_tx_ring(iface);
+
     count = uct_srqud_progress_rx(iface) +
             uct_srqud_progress_tx(iface);
 
@@ -138,25 +142,22 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
         uct_srqud_ep_pending_progress(iface);
     }
 
-    if (ucs_likely(ucs_list_is_empty(&iface->rx.ack_list) &&
-                   ucs_list_is_empty(&iface->tx.active_list))) {
-        return count;
-    }
-
     if (!ucs_list_is_empty(&iface->rx.ack_list)) {
         uct_srqud_ep_acks_send(iface, now);
     }
 
-    if (!ucs_list_is_empty(&iface->tx.active_list)) {
-        if (now >= iface->tx.next_timer) {
-            uct_srqud_ep_timers_check(iface, now);
-            iface->tx.next_timer = now + iface->config.rto_min / 4;
-            if (!iface->async.active) {
-                uct_srqud_ep_pending_progress(iface);
-            }
+    if (!ucs_list_is_empty(&iface->tx.active_list) &&
+        (now >= iface->tx.next_timer)) {
+        uct_srqud_ep_timers_check(iface, now);
+        iface->tx.next_timer = now + iface->config.rto_min / 4;
+        if (!iface->async.active) {
+            uct_srqud_ep_pending_progress(iface);
         }
     }
 
+    /* what this call sent (acknowledgements, resends, pending requests)
+     * leaves with one doorbell, before the call returns */
+    uct_srqud_tx_ring(iface);
     return count;
 }
 
@@ -204,6 +205,11 @@ static void uct_srqud_progress_async_timer(int id,
     ucs_time_t now           = ucs_get_time();
     unsigned count = 0, n;
 
+    /* sends the user batched and left there to compute: they leave within
+     * a tick however long it stays away (holding the lock, this thread
+     * does not run inside one of its calls) */
+    uct_srqud_tx_ring(iface);
+
     if (uct_srqud_time_since(now, iface->async.last_progress) <
         iface->config.async_tick) {
         return;
@@ -246,6 +252,10 @@ static ucs_status_t
 uct_srqud_progress_event_arm_locked(uct_srqud_iface_t *iface, unsigned events)
 {
     int ret;
+
+    /* The user goes to sleep: what it batched must be on the wire, or
+     * the answers it sleeps for are never sent */
+    uct_srqud_tx_ring(iface);
 
     /* Consume the events already delivered on the channel */
     uct_srqud_dev_cq_events_drain(iface);

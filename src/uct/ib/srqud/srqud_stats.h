@@ -18,6 +18,9 @@ typedef struct uct_srqud_iface_stats {
                                            short for their control opcode */
     unsigned long rx_errors;
     unsigned long tx_packets;
+    unsigned long tx_doorbells;       /* ibv_post_send calls on the
+                                         interface's QP (TX_BATCH sends
+                                         share one) */
     unsigned long tx_errors;
     unsigned long srq_limit_events;   /* LIMIT events handled */
     unsigned long srq_refilled;       /* buffers posted by the LIMIT thread */

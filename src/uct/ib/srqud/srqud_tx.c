@@ -11,7 +11,18 @@
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <string.h>
+
+
+/* A send waiting for the doorbell: the work request with its own copy of
+ * the gather list, and of the packet when it was inline from the caller's
+ * stack (a descriptor's packet stays where it is until its completion) */
+typedef struct uct_srqud_tx_batch_wr {
+    struct ibv_send_wr       wr;
+    struct ibv_sge           sge[1 + UCT_SRQUD_MAX_IOV];
+    uint8_t                  inl[UCT_SRQUD_CTL_INLINE_MAX] UCS_V_ALIGNED(8);
+} uct_srqud_tx_batch_wr_t;
 
 
 static void uct_srqud_tx_desc_init(uct_iface_h tl_iface, void *obj,
@@ -26,6 +37,8 @@ static void uct_srqud_tx_desc_init(uct_iface_h tl_iface, void *obj,
 ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                const uct_srqud_iface_config_t *config)
 {
+    ucs_status_t status;
+
     iface->tx.available  = iface->config.tx_qlen;
     iface->tx.sn         = 0;
     iface->tx.comp_sn    = 0;
@@ -33,15 +46,28 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.next_timer = 0;
     iface->tx.qp_error   = 0;
     iface->tx.flushed    = 0;
+    iface->tx.batch_count = 0;
+    iface->tx.batch      = ucs_calloc(iface->config.tx_batch,
+                                      sizeof(*iface->tx.batch),
+                                      "srqud_tx_batch");
+    if (iface->tx.batch == NULL) {
+        ucs_error("%s: failed to allocate the send batch", iface->md->name);
+        return UCS_ERR_NO_MEMORY;
+    }
     ucs_queue_head_init(&iface->tx.outstanding);
     ucs_list_head_init(&iface->tx.active_list);
-    return uct_iface_mpool_init(&iface->super, &iface->tx.mp,
-                                sizeof(uct_srqud_send_desc_t) +
-                                iface->config.seg_size,
-                                sizeof(uct_srqud_send_desc_t),
-                                UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
-                                iface->config.tx_qlen,
-                                uct_srqud_tx_desc_init, "srqud_tx");
+    status = uct_iface_mpool_init(&iface->super, &iface->tx.mp,
+                                  sizeof(uct_srqud_send_desc_t) +
+                                  iface->config.seg_size,
+                                  sizeof(uct_srqud_send_desc_t),
+                                  UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
+                                  iface->config.tx_qlen,
+                                  uct_srqud_tx_desc_init, "srqud_tx");
+    if (status != UCS_OK) {
+        ucs_free(iface->tx.batch);
+        iface->tx.batch = NULL;
+    }
+    return status;
 }
 
 
@@ -54,6 +80,9 @@ void uct_srqud_tx_cleanup(uct_srqud_iface_t *iface)
         uct_srqud_tx_desc_completed(iface, desc);
     }
     ucs_mpool_cleanup(&iface->tx.mp, 1);
+    ucs_free(iface->tx.batch);
+    iface->tx.batch       = NULL;
+    iface->tx.batch_count = 0;
 }
 
 
@@ -136,6 +165,10 @@ static void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
         return; /* still in error: tried again at the next progress */
     }
 
+    /* sends batched after the failure never reached the QP: they are in
+     * outstanding, flushed below with the rest */
+    iface->tx.batch_count = 0;
+
     for (i = 0; i < iface->tx.stash_count; ++i) {
         uct_srqud_tx_complete(iface, &iface->tx.stash[i]);
     }
@@ -168,8 +201,67 @@ static void uct_srqud_tx_fault_qp_error(uct_srqud_iface_t *iface)
 }
 
 
-/* Post one send work request (fault injection for tests applies here);
- * @a desc, if any, is freed by the completion */
+void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
+{
+    uct_srqud_tx_batch_wr_t *batch = iface->tx.batch;
+    unsigned i, count              = iface->tx.batch_count;
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    iface->tx.batch_count = 0;
+    if (ucs_unlikely(iface->tx.qp_error) || (count == 0)) {
+        /* a failed QP: the batch's sends are in outstanding, and its reset
+         * flushes them (uct_srqud_tx_recover) */
+        return;
+    }
+
+    for (i = 0; i + 1 < count; ++i) {
+        batch[i].wr.next = &batch[i + 1].wr;
+    }
+    batch[count - 1].wr.next = NULL;
+
+    ret = ibv_post_send(iface->qp, &batch[0].wr, &bad_wr);
+    ++iface->stats.tx_doorbells;
+    if (ucs_unlikely(ret != 0)) {
+        /* those before bad_wr were posted and complete; the rest are
+         * flushed with the QP's reset at the next progress */
+        ucs_debug("%s: ibv_post_send() of %u failed at %ld: %s",
+                  iface->md->name, count, (long)(bad_wr - &batch[0].wr),
+                  strerror(ret));
+        iface->tx.qp_error = 1;
+    }
+}
+
+
+/* Into the batch: a copy of the request, its gather list, and of the
+ * packet if it is inline from the caller's stack */
+static void uct_srqud_tx_batch_add(uct_srqud_iface_t *iface,
+                                   const struct ibv_send_wr *wr,
+                                   int from_stack)
+{
+    uct_srqud_tx_batch_wr_t *bwr = &iface->tx.batch[iface->tx.batch_count++];
+    int i;
+
+    ucs_assert(iface->tx.batch_count <= iface->config.tx_batch);
+    ucs_assert(wr->num_sge <= ucs_static_array_size(bwr->sge));
+    bwr->wr         = *wr;
+    bwr->wr.sg_list = bwr->sge;
+    for (i = 0; i < wr->num_sge; ++i) {
+        bwr->sge[i] = wr->sg_list[i];
+    }
+    if (from_stack) {
+        ucs_assert((wr->num_sge == 1) &&
+                   (wr->sg_list[0].length <= sizeof(bwr->inl)));
+        memcpy(bwr->inl, (void*)(uintptr_t)wr->sg_list[0].addr,
+               wr->sg_list[0].length);
+        bwr->sge[0].addr = (uintptr_t)bwr->inl;
+    }
+}
+
+
+/* Post one send work request (fault injection for tests applies here),
+ * or batch it for one doorbell with the next ones; @a desc, if any, is
+ * freed by the completion */
 static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
                                          struct ibv_send_wr *wr,
                                          uct_srqud_send_desc_t *desc)
@@ -226,17 +318,35 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         ++iface->stats.fault_duplicated;
     }
 
-    ret = ibv_post_send(iface->qp, wr, &bad_wr);
-    if (ucs_unlikely(ret != 0)) {
-        /* a provider may refuse sends on a QP in the error state: lost
-         * then, and the QP is reset at the next progress */
-        ucs_debug("%s: ibv_post_send() failed: %s", iface->md->name,
-                  strerror(ret));
-        iface->tx.qp_error = 1;
-        if (desc != NULL) {
-            uct_srqud_tx_desc_flushed(iface, desc);
+    /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
+     * on an HCA): while earlier sends are still in the queue, this one can
+     * wait for the next ones and share a doorbell with them. A send into
+     * an idle queue goes at once, so that a lone message (a ping-pong's)
+     * waits for nothing. */
+    if ((iface->config.tx_batch > 1) &&
+        ((iface->tx.batch_count > 0) ||
+         (iface->tx.sn != iface->tx.comp_sn))) {
+        if (iface->tx.batch_count + num_wr > iface->config.tx_batch) {
+            uct_srqud_tx_doorbell(iface);
         }
-        return UCS_OK;
+        uct_srqud_tx_batch_add(iface, wr, desc == NULL);
+        if (num_wr == 2) {
+            uct_srqud_tx_batch_add(iface, &dup_wr, desc == NULL);
+        }
+    } else {
+        ret = ibv_post_send(iface->qp, wr, &bad_wr);
+        ++iface->stats.tx_doorbells;
+        if (ucs_unlikely(ret != 0)) {
+            /* a provider may refuse sends on a QP in the error state: lost
+             * then, and the QP is reset at the next progress */
+            ucs_debug("%s: ibv_post_send() failed: %s", iface->md->name,
+                      strerror(ret));
+            iface->tx.qp_error = 1;
+            if (desc != NULL) {
+                uct_srqud_tx_desc_flushed(iface, desc);
+            }
+            return UCS_OK;
+        }
     }
 
     iface->tx.sn        += num_wr;
@@ -246,6 +356,13 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         desc->sn     = iface->tx.sn;
         desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
         ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    }
+
+    /* a full batch goes; so does one holding the last free WQEs, whose
+     * completions the next sends wait for */
+    if ((iface->tx.batch_count == iface->config.tx_batch) ||
+        ((iface->tx.batch_count > 0) && (iface->tx.available <= 0))) {
+        uct_srqud_tx_doorbell(iface);
     }
     return UCS_OK;
 }

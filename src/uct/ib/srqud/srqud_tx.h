@@ -2,7 +2,8 @@
  * Copyright (c) srqud developers. See COPYING for license information.
  *
  * Transmit: send descriptors, posting to the interface's UD QP (inline
- * when the packet fits), fault injection for tests, send completions.
+ * when the packet fits; batched for one doorbell while the queue is
+ * busy), fault injection for tests, send completions.
  * Every send is signaled, so completions arrive in posting order and a
  * sequence number frees descriptors without a table per WQE.
  */
@@ -31,6 +32,19 @@ ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
 ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
                                       struct ibv_ah *ah, uint32_t dest_qpn,
                                       const void *packet, size_t length);
+
+/* Post the batched sends with one doorbell (see UCX_SRQUD_TX_BATCH):
+ * called when the batch is full, by progress (first and last, so that
+ * what the user and the call itself sent leaves before it returns),
+ * flushes, event_arm and the async timer */
+void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface);
+
+static UCS_F_ALWAYS_INLINE void uct_srqud_tx_ring(uct_srqud_iface_t *iface)
+{
+    if (iface->tx.batch_count > 0) {
+        uct_srqud_tx_doorbell(iface);
+    }
+}
 
 /* Send completions (and those stashed by event_arm); returns how many */
 unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface);

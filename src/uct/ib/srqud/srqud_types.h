@@ -242,6 +242,10 @@ struct uct_srqud_iface {
                                              are marked lost */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
+        /* sends waiting for one doorbell (srqud_tx.c): already counted in
+         * sn and available, their descriptors in outstanding */
+        struct uct_srqud_tx_batch_wr *batch;
+        unsigned             batch_count;
     } tx;
 
     /* Settings as applied by srqud_config.c (see there for each one), and
@@ -250,6 +254,7 @@ struct uct_srqud_iface {
         unsigned             tx_queue_len;
         unsigned             tx_qlen;     /* the send queue created */
         unsigned             tx_max_poll;
+        unsigned             tx_batch;    /* sends per doorbell */
         unsigned             rx_max_poll;
         unsigned             srq_size;
         unsigned             srq_max_size;
