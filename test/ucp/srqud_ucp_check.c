@@ -259,8 +259,13 @@ static int run_check(const check_t *check)
         kill(target_pid, SIGKILL);
         waitpid(init_pid, NULL, 0);
         waitpid(target_pid, NULL, 0);
-        snprintf(detail, max, "timed out after %d s (%s did not finish)",
-                 opt.timeout, !done_init ? "initiator" : "target");
+        if (!done_init) {
+            snprintf(detail, max, "timed out after %d s (initiator did not "
+                     "finish)", opt.timeout);
+        } else {
+            snprintf(detail, max, "the target did not finish within 30 s of "
+                     "the initiator");
+        }
         failed = 1;
     } else if (WIFSIGNALED(ws_init)) {
         snprintf(detail, max, "initiator killed by signal %d (%s)",
