@@ -241,7 +241,7 @@ static void fuzz_chunks(input_t *in)
  * (chunk index) and length the fabric chose */
 static void fuzz_tracker(input_t *in)
 {
-    uct_srqud_chunk_move_t moves[256];
+    uct_srqud_chunk_move_t moves[UCT_SRQUD_CHUNK_MOVES_MAX(256)];
     uct_srqud_chunk_rx_t rx;
     uint32_t plan[256], nchunks, depth, n, i, imm;
     uint16_t hdr[2];
@@ -272,11 +272,16 @@ static void fuzz_tracker(input_t *in)
             break;
         default:
             n = uct_srqud_chunk_rx_settle(&rx, moves);
+            CHECK(n <= UCT_SRQUD_CHUNK_MOVES_MAX(depth));
             for (i = 0; i < n; ++i) {
                 /* from the place of the chunk whose receive it took (the
                  * buffers are the transfer's memory) to its own place */
-                CHECK(moves[i].chunk < nchunks);
-                CHECK(moves[i].from_slot < nchunks);
+                /* a cycle's chunk goes through the temporary: out of
+                 * its slot, later home, never temporary to temporary */
+                CHECK((moves[i].chunk < nchunks) ||
+                      (moves[i].chunk == UCT_SRQUD_CHUNK_TEMP));
+                CHECK((moves[i].from_slot < nchunks) ||
+                      (moves[i].from_slot == UCT_SRQUD_CHUNK_TEMP));
                 CHECK(moves[i].from_slot != moves[i].chunk);
             }
             break;

@@ -163,19 +163,156 @@ TEST(srqud_chunk, misplaced_chunks_are_moved_home_backwards)
     uct_srqud_chunk_rx_cleanup(&rx);
 }
 
-TEST(srqud_chunk, swapped_pair_is_a_cycle_and_is_resent)
+/* Apply settle's moves to a simulated memory of chunk numbers (the
+ * temporary included), checking each reads the chunk it names */
+static void apply_moves(const std::vector<uct_srqud_chunk_move_t> &moves,
+                        uint32_t n, std::vector<int64_t> &memory)
+{
+    int64_t temp = -1;
+
+    for (uint32_t i = 0; i < n; ++i) {
+        const uct_srqud_chunk_move_t &m = moves[i];
+        int64_t v = (m.from_slot == UCT_SRQUD_CHUNK_TEMP) ? temp :
+                                                            memory[m.from_slot];
+        if (m.chunk == UCT_SRQUD_CHUNK_TEMP) {
+            ASSERT_EQ((int64_t)m.temp_chunk, v) << "save " << i;
+            temp = v;
+        } else {
+            ASSERT_EQ((int64_t)m.chunk, v) << "move " << i;
+            memory[m.chunk] = v;
+        }
+    }
+}
+
+/* Reordering makes chunks take each other's receives: a cycle, moved home
+ * through the temporary (it used to be resent whole: on a wire with 3 +-
+ * 2 ms of jitter nearly every chunk was) */
+TEST(srqud_chunk, swapped_pair_is_a_cycle_moved_through_the_temporary)
 {
     uct_srqud_chunk_rx_t rx;
     ASSERT_EQ(0, uct_srqud_chunk_rx_init(&rx, 2, 2));
     std::vector<uint32_t> posted(2);
-    std::vector<uct_srqud_chunk_move_t> moves(2);
+    std::vector<uct_srqud_chunk_move_t> moves(UCT_SRQUD_CHUNK_MOVES_MAX(2));
+    std::vector<int64_t> memory = {1, 0};  /* what landed where */
     ASSERT_EQ(2u, uct_srqud_chunk_rx_plan(&rx, posted.data(), 2));
     int in_place;
     uct_srqud_chunk_rx_complete(&rx, 1, 1, &in_place);
     uct_srqud_chunk_rx_complete(&rx, 0, 1, &in_place);
-    EXPECT_EQ(0u, uct_srqud_chunk_rx_settle(&rx, moves.data()));
-    EXPECT_EQ(2u, uct_srqud_chunk_rx_plan(&rx, posted.data(), 2));
+    uint32_t n = uct_srqud_chunk_rx_settle(&rx, moves.data());
+    EXPECT_EQ(3u, n); /* save, move, restore */
+    ASSERT_NO_FATAL_FAILURE(apply_moves(moves, n, memory));
+    EXPECT_EQ((std::vector<int64_t>{0, 1}), memory);
+    EXPECT_TRUE(uct_srqud_chunk_rx_done(&rx));
+    EXPECT_EQ(0u, uct_srqud_chunk_rx_plan(&rx, posted.data(), 2));
     uct_srqud_chunk_rx_cleanup(&rx);
+}
+
+/* A round reversed and rotated (cycles of every length), no loss: every
+ * chunk home by copies, nothing to ask again */
+TEST(srqud_chunk, any_permutation_of_a_round_is_moved_home)
+{
+    const uint32_t depth = 64;
+    std::mt19937 rng(7);
+
+    for (int trial = 0; trial < 200; ++trial) {
+        uct_srqud_chunk_rx_t rx;
+        ASSERT_EQ(0, uct_srqud_chunk_rx_init(&rx, depth, depth));
+        std::vector<uint32_t> posted(depth), wire(depth);
+        std::vector<uct_srqud_chunk_move_t> moves(UCT_SRQUD_CHUNK_MOVES_MAX(depth));
+        std::vector<int64_t> memory(depth, -1);
+        ASSERT_EQ(depth, uct_srqud_chunk_rx_plan(&rx, posted.data(), depth));
+        for (uint32_t i = 0; i < depth; ++i) {
+            wire[i] = i;
+        }
+        std::shuffle(wire.begin(), wire.end(), rng);
+        for (uint32_t c : wire) {
+            int in_place;
+            uint32_t slot = uct_srqud_chunk_rx_complete(&rx, c, 1, &in_place);
+            memory[slot] = c;
+        }
+        uint32_t n = uct_srqud_chunk_rx_settle(&rx, moves.data());
+        ASSERT_LE(n, moves.size());
+        ASSERT_NO_FATAL_FAILURE(apply_moves(moves, n, memory));
+        for (uint32_t c = 0; c < depth; ++c) {
+            ASSERT_EQ((int64_t)c, memory[c]) << "trial " << trial;
+        }
+        EXPECT_TRUE(uct_srqud_chunk_rx_done(&rx));
+        uct_srqud_chunk_rx_cleanup(&rx);
+    }
+}
+
+/* Rounds whose packets are reordered, lost and duplicated (a chunk then
+ * lands twice, in two receives): every move reads the chunk it names, a
+ * chunk counted in place is there, and none is counted twice. The first
+ * version of the cycle moves counted a chunk twice when its duplicate went
+ * home too (wrong data in the wire's jitter scenario). */
+TEST(srqud_chunk, reordered_lost_and_duplicated_rounds_place_every_chunk_once)
+{
+    const uint32_t nchunks = 300, depth = 64;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> u(0, 1);
+
+    for (int trial = 0; trial < 100; ++trial) {
+        uct_srqud_chunk_rx_t rx;
+        ASSERT_EQ(0, uct_srqud_chunk_rx_init(&rx, nchunks, depth));
+        std::vector<uint32_t> posted(depth), order(depth);
+        std::vector<uct_srqud_chunk_move_t> moves(UCT_SRQUD_CHUNK_MOVES_MAX(depth));
+        std::vector<int64_t> memory(nchunks, -1);
+        std::vector<uint32_t> old_round;
+        int rounds = 0;
+
+        while (!uct_srqud_chunk_rx_done(&rx) && (++rounds < 1000)) {
+            uct_srqud_chunk_rx_plan(&rx, posted.data(), depth);
+            uint32_t n = uct_srqud_chunk_rx_order(&rx, order.data(), depth);
+            std::vector<uint32_t> wire;
+            for (uint32_t i = 0; i < n; ++i) {
+                if (u(rng) >= 0.05) {
+                    wire.push_back(order[i]);                /* 5 % lost */
+                }
+                if (u(rng) < 0.05) {
+                    wire.push_back(order[i]);                /* duplicated */
+                }
+            }
+            for (uint32_t c : old_round) {                   /* late ones */
+                if (u(rng) < 0.05) {
+                    wire.push_back(c);
+                }
+            }
+            std::shuffle(wire.begin(), wire.end(), rng);     /* reordered */
+            for (uint32_t c : wire) {
+                if (rx.count == 0) {
+                    break;
+                }
+                int in_place;
+                uint32_t slot = uct_srqud_chunk_rx_complete(&rx, c, 1,
+                                                            &in_place);
+                memory[slot] = c;
+            }
+            /* end of the round: the receives not reached are taken back
+             * (as the sink does before it asks again) */
+            while (rx.count > 0) {
+                int in_place;
+                uint32_t slot = uct_srqud_chunk_rx_complete(&rx, nchunks, 0,
+                                                            &in_place);
+                memory[slot] = -1;
+            }
+            uint32_t nm = uct_srqud_chunk_rx_settle(&rx, moves.data());
+            ASSERT_LE(nm, moves.size());
+            ASSERT_NO_FATAL_FAILURE(apply_moves(moves, nm, memory));
+            uint32_t home = 0;
+            for (uint32_t c = 0; c < nchunks; ++c) {
+                home += (memory[c] == (int64_t)c);
+            }
+            ASSERT_LE(rx.valid_count, home) << "trial " << trial << " round "
+                                            << rounds;
+            old_round.assign(order.begin(), order.begin() + n);
+        }
+        EXPECT_TRUE(uct_srqud_chunk_rx_done(&rx)) << "trial " << trial;
+        for (uint32_t c = 0; c < nchunks; ++c) {
+            ASSERT_EQ((int64_t)c, memory[c]) << "trial " << trial;
+        }
+        uct_srqud_chunk_rx_cleanup(&rx);
+    }
 }
 
 TEST(srqud_chunk, wrong_length_is_not_in_place)
@@ -252,12 +389,9 @@ TEST(srqud_chunk, lossy_channel_simulation)
 
         /* end of the round: misplaced chunks copied home, in the order
          * given (each copy reads a slot no later copy writes first) */
-        std::vector<uct_srqud_chunk_move_t> moves(depth);
+        std::vector<uct_srqud_chunk_move_t> moves(UCT_SRQUD_CHUNK_MOVES_MAX(depth));
         uint32_t nm = uct_srqud_chunk_rx_settle(&rx, moves.data());
-        for (uint32_t i = 0; i < nm; ++i) {
-            ASSERT_EQ((int64_t)moves[i].chunk, memory[moves[i].from_slot]);
-            memory[moves[i].chunk] = memory[moves[i].from_slot];
-        }
+        ASSERT_NO_FATAL_FAILURE(apply_moves(moves, nm, memory));
         copied += nm;
     }
 
@@ -386,7 +520,7 @@ shaped_run run_shaped(uint32_t nchunks, uint32_t depth, bool adapt)
     EXPECT_EQ(0, uct_srqud_chunk_rx_init(&rx, nchunks, depth));
     std::vector<int64_t> memory(nchunks, -1);
     std::vector<uint32_t> buf(depth), order(depth);
-    std::vector<uct_srqud_chunk_move_t> moves(depth);
+    std::vector<uct_srqud_chunk_move_t> moves(UCT_SRQUD_CHUNK_MOVES_MAX(depth));
 
     while (!uct_srqud_chunk_rx_done(&rx) && (r.rounds < 20000)) {
         ++r.rounds;
@@ -415,9 +549,7 @@ shaped_run run_shaped(uint32_t nchunks, uint32_t depth, bool adapt)
         const bool fin_lost = (n > 40) && (u(rng) >= 0.05);
         r.time += fin_lost ? 50 : 1;
         uint32_t nm = uct_srqud_chunk_rx_settle(&rx, moves.data());
-        for (uint32_t i = 0; i < nm; ++i) {
-            memory[moves[i].chunk] = memory[moves[i].from_slot];
-        }
+        apply_moves(moves, nm, memory);
         if (adapt) {
             uct_srqud_chunk_wnd_update(&wnd, n, arrived, fin_lost, depth);
         }

@@ -143,21 +143,16 @@ static int uct_srqud_chunk_reader(const uct_srqud_chunk_rx_t *rx,
 }
 
 
-uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
-                                   uct_srqud_chunk_move_t *moves)
+/* Every move whose chunk's place holds nothing still to be moved, until
+ * none is left (chains unwind from their free end); returns the new count
+ * of @a moves */
+static uint32_t uct_srqud_chunk_settle_chains(uct_srqud_chunk_rx_t *rx,
+                                              uint8_t *done,
+                                              uct_srqud_chunk_move_t *moves,
+                                              uint32_t n)
 {
-    uint8_t done[rx->mis_count + 1];
-    uint32_t i, n = 0, c;
+    uint32_t i, c;
     int progress;
-
-    /* a move is possible if its chunk is not in place, has no receive
-     * posted (no packet can land there any more), and the slot it landed
-     * in is not also in place (it is: a stale duplicate) */
-    for (i = 0; i < rx->mis_count; ++i) {
-        c       = rx->mis_chunk[i];
-        done[i] = uct_srqud_chunk_bit_test(rx->valid, c) || uct_srqud_chunk_bit_test(rx->posted, c) ||
-                  uct_srqud_chunk_bit_test(rx->valid, rx->mis_slot[i]);
-    }
 
     do {
         progress = 0;
@@ -171,8 +166,9 @@ uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
             if (uct_srqud_chunk_reader(rx, done, c) >= 0) {
                 continue;
             }
-            moves[n].from_slot = rx->mis_slot[i];
-            moves[n].chunk     = c;
+            moves[n].from_slot  = rx->mis_slot[i];
+            moves[n].chunk      = c;
+            moves[n].temp_chunk = 0;
             ++n;
             uct_srqud_chunk_bit_set(rx->valid, c);
             ++rx->valid_count;
@@ -180,8 +176,79 @@ uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
             progress = 1;
         }
     } while (progress);
+    return n;
+}
 
-    /* what is left is cycles: resent */
+
+/* Does following "the move whose slot is my chunk's place" from move @a i
+ * come back to it (a cycle), rather than end? */
+static int uct_srqud_chunk_is_cycle(const uct_srqud_chunk_rx_t *rx,
+                                    const uint8_t *done, uint32_t i)
+{
+    uint32_t steps, j = i;
+    int next;
+
+    for (steps = 0; steps < rx->mis_count; ++steps) {
+        next = uct_srqud_chunk_reader(rx, done, rx->mis_chunk[j]);
+        if (next < 0) {
+            return 0;
+        }
+        if ((uint32_t)next == i) {
+            return 1;
+        }
+        j = next;
+    }
+    return 0;
+}
+
+
+uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
+                                   uct_srqud_chunk_move_t *moves)
+{
+    uint8_t done[rx->mis_count + 1];
+    uint32_t i, n, c;
+
+    /* a move is possible if its chunk is not in place, has no receive
+     * posted (no packet can land there any more), and the slot it landed
+     * in is not also in place (it is: a stale duplicate) */
+    for (i = 0; i < rx->mis_count; ++i) {
+        c       = rx->mis_chunk[i];
+        done[i] = uct_srqud_chunk_bit_test(rx->valid, c) || uct_srqud_chunk_bit_test(rx->posted, c) ||
+                  uct_srqud_chunk_bit_test(rx->valid, rx->mis_slot[i]);
+    }
+
+    n = uct_srqud_chunk_settle_chains(rx, done, moves, 0);
+
+    /* What is left is cycles: each chunk's place holds the next one's.
+     * One goes to the temporary, which frees its slot for the chunk that
+     * belongs there, and so on around; it goes home last. */
+    for (i = 0; i < rx->mis_count; ++i) {
+        if (done[i] || !uct_srqud_chunk_is_cycle(rx, done, i)) {
+            continue;
+        }
+        c                   = rx->mis_chunk[i];
+        moves[n].from_slot  = rx->mis_slot[i];
+        moves[n].chunk      = UCT_SRQUD_CHUNK_TEMP;
+        moves[n].temp_chunk = c;
+        ++n;
+        done[i] = 1;
+        n       = uct_srqud_chunk_settle_chains(rx, done, moves, n);
+        /* The cycle unwound: what held c's place has left it. Unless a
+         * duplicate of c, elsewhere in the round, went home meanwhile (on
+         * a wire that reorders and resends, the same chunk lands twice):
+         * then the temporary is dropped, c must not count twice. */
+        if (uct_srqud_chunk_bit_test(rx->valid, c) ||
+            (uct_srqud_chunk_reader(rx, done, c) >= 0)) {
+            continue;
+        }
+        moves[n].from_slot  = UCT_SRQUD_CHUNK_TEMP;
+        moves[n].chunk      = c;
+        moves[n].temp_chunk = c;
+        ++n;
+        uct_srqud_chunk_bit_set(rx->valid, c);
+        ++rx->valid_count;
+    }
+
     rx->mis_count = 0;
     return n;
 }

@@ -72,10 +72,19 @@ typedef struct uct_srqud_chunk_rx {
 } uct_srqud_chunk_rx_t;
 
 
-/* A local copy that puts a misplaced chunk where it belongs */
+/* A local copy that puts a misplaced chunk where it belongs. A cycle of
+ * chunks that took each other's receives (a reordering wire makes them)
+ * goes through a one-chunk temporary: the first chunk of the cycle is
+ * saved there (chunk == UCT_SRQUD_CHUNK_TEMP, from_slot its slot), the
+ * others move home, and it goes home last (from_slot ==
+ * UCT_SRQUD_CHUNK_TEMP). The length of either is the chunk's own, so the
+ * save names it in temp_chunk. */
+#define UCT_SRQUD_CHUNK_TEMP  UINT32_MAX
+
 typedef struct uct_srqud_chunk_move {
-    uint32_t from_slot;    /* the receive buffer it landed in */
-    uint32_t chunk;        /* where it belongs */
+    uint32_t from_slot;    /* the receive buffer it landed in, or TEMP */
+    uint32_t chunk;        /* where it belongs, or TEMP */
+    uint32_t temp_chunk;   /* a save to TEMP: the chunk saved */
 } uct_srqud_chunk_move_t;
 
 
@@ -111,15 +120,18 @@ uint32_t uct_srqud_chunk_rx_complete(uct_srqud_chunk_rx_t *rx, uint32_t imm,
  * misplaced chunks whose own place is free (not in place, no receive
  * posted for it) are moved there by a local copy instead of being resent;
  * moves are returned in an order that never overwrites data still to be
- * moved (chains backwards; a cycle of swapped chunks is left to be
- * resent). The caller copies; the chunks are then counted in place.
- * @param movable   whether the chunk that landed in a slot fits a move
- *                  (a longer packet in the short last slot does not)
- * @return the number of moves written to @a moves (at most the misplaced
- *         count of the round, which @a moves must hold).
+ * moved (chains backwards; a cycle through the temporary, see above). The
+ * caller copies; the chunks are then counted in place.
+ * @return the number of moves written to @a moves (at most twice the
+ *         misplaced count of the round, which @a moves must hold:
+ *         UCT_SRQUD_CHUNK_MOVES_MAX(depth)).
  */
 uint32_t uct_srqud_chunk_rx_settle(uct_srqud_chunk_rx_t *rx,
                                    uct_srqud_chunk_move_t *moves);
+
+/* Moves one settle may return for a QP of @a depth receives: every
+ * misplaced chunk once, and a save and a restore per cycle (of 2 or more) */
+#define UCT_SRQUD_CHUNK_MOVES_MAX(_depth)  (2 * (_depth))
 
 
 /* Chunks to request from the source, in the order of the posted receives:

@@ -383,13 +383,27 @@ static int uct_srqud_zcopy_round_over(uct_srqud_iface_t *iface,
 }
 
 
+/* Where a move reads or writes: a chunk's place in the user's buffer, or
+ * the temporary that breaks a cycle */
+static void *uct_srqud_zcopy_move_addr(const uct_srqud_xfer_t *xfer,
+                                       uint32_t where, void *temp)
+{
+    return (where == UCT_SRQUD_CHUNK_TEMP) ? temp :
+           (void*)(uintptr_t)(xfer->local_addr + (uint64_t)where * xfer->chunk);
+}
+
+
 /* Sink: end of a round; misplaced chunks are copied home */
 static ucs_status_t uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
                                            uct_srqud_xfer_t *xfer)
 {
-    uct_srqud_chunk_move_t moves[iface->config.zcopy_rq_depth];
+    uct_srqud_chunk_move_t
+        moves[UCT_SRQUD_CHUNK_MOVES_MAX(iface->config.zcopy_rq_depth)];
+    uint8_t temp[UCT_SRQUD_MAX_MTU] UCS_V_ALIGNED(64);
     uint32_t n, i;
     size_t len;
+
+    ucs_assert(xfer->chunk <= sizeof(temp));
 
     n = uct_srqud_chunk_rx_settle(&xfer->rx, moves);
     if (n == 0) {
@@ -405,17 +419,17 @@ static ucs_status_t uct_srqud_zcopy_settle(uct_srqud_iface_t *iface,
     }
     for (i = 0; i < n; ++i) {
         len = uct_srqud_chunk_len(xfer->length, xfer->chunk,
-                                  moves[i].chunk);
-        memcpy((void*)(uintptr_t)(xfer->local_addr +
-                                  (uint64_t)moves[i].chunk * xfer->chunk),
-               (void*)(uintptr_t)(xfer->local_addr +
-                                  (uint64_t)moves[i].from_slot * xfer->chunk),
+                                  (moves[i].chunk == UCT_SRQUD_CHUNK_TEMP) ?
+                                  moves[i].temp_chunk : moves[i].chunk);
+        memcpy(uct_srqud_zcopy_move_addr(xfer, moves[i].chunk, temp),
+               uct_srqud_zcopy_move_addr(xfer, moves[i].from_slot, temp),
                len);
+        /* a cycle's save is not a chunk home yet: its restore counts */
+        iface->stats.zcopy_moved += (moves[i].chunk != UCT_SRQUD_CHUNK_TEMP);
     }
     if (xfer->region != NULL) {
         uct_srqud_md_region_leave(iface->md);
     }
-    iface->stats.zcopy_moved += n;
     return UCS_OK;
 }
 
