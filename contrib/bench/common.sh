@@ -134,12 +134,20 @@ BENCH_MEDIAN_AWK='
 . "$ROOT/contrib/lib/counters.sh"
 
 # bench_tl_env TL: what a transport needs on rxe over lo (ud_verbs and
-# rc_verbs: the GID index of ::1; srqud picks it alone)
+# rc_verbs: the GID index of ::1; srqud picks it alone). The series
+# srqud-1 is srqud posting every send alone (UCX_SRQUD_TX_BATCH=1: srqud
+# before its doorbell batch), in the same run.
 bench_tl_env() {
     case "$1" in
-    srqud) echo "UCX_SRQUD_GID_INDEX=auto" ;;
-    *)     echo "UCX_IB_GID_INDEX=2" ;;
+    srqud)   echo "UCX_SRQUD_GID_INDEX=auto" ;;
+    srqud-1) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_BATCH=1" ;;
+    *)       echo "UCX_IB_GID_INDEX=2" ;;
     esac
+}
+
+# bench_tl TL: the UCX transport of a series (srqud-1 is srqud)
+bench_tl() {
+    echo "${1%%-*}"
 }
 
 # bench_perftest TL TEST SIZE LAYER ITER [ARGS...]: one ucx_perftest
@@ -156,14 +164,14 @@ bench_perftest() {
     local args envs out rc log
     envs=$(bench_tl_env "$tl")
     if [ "$layer" = uct ]; then
-        args="-t $test -x $tl -d rxe0:1 -n $n -s $size"
+        args="-t $test -x $(bench_tl "$tl") -d rxe0:1 -n $n -s $size"
         [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
         args="-t $test -n $n -s $size"
         if [ "$tl" = rc_verbs ]; then
             envs="$envs UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1"
         else
-            envs="$envs UCX_TLS=$tl,self UCX_NET_DEVICES=rxe0:1"
+            envs="$envs UCX_TLS=$(bench_tl "$tl"),self UCX_NET_DEVICES=rxe0:1"
         fi
     fi
     # shellcheck disable=SC2086 # word lists

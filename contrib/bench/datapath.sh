@@ -22,7 +22,9 @@
 #    a write() to the uverbs device; receives and polling are not system
 #    calls, its queues are mapped into the process).
 # 3. The figures, REPS interleaved repetitions (each repetition runs every
-#    transport once, the order rotating), median and min..max: UCT am_bw
+#    transport once, the order rotating), median and min..max, with
+#    srqud-1 (srqud posting every send alone, UCX_SRQUD_TX_BATCH=1) beside
+#    srqud for the 8 B figures: UCT am_bw
 #    8 B, UCP tag_bw 8 B, UCP put_bw 8 B, UCP tag_lat 8 B, UCP tag_bw
 #    256 KB / 1 MB / 4 MB (rendezvous), and Open MPI uni- and bi-directional
 #    bandwidth of 4 MB (contrib/bench/mpi_bw.c, data checked).
@@ -48,7 +50,7 @@ done
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 [ -x "$RAW" ] || { echo "$RAW not built (contrib/build.sh)" >&2; exit 1; }
 [ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
-TLS="srqud ud_verbs rc_verbs"
+TLS="srqud ud_verbs rc_verbs srqud-1"   # srqud-1: 8 B figures only
 CSV=$RESULTS/datapath.csv
 RAWCSV=$RESULTS/datapath-raw.csv
 COSTCSV=$RESULTS/datapath-costs.csv
@@ -108,7 +110,7 @@ echo
 if [ $QUICK = 0 ]; then
     echo "== 2. system calls per message (strace -f -c on both sides)"
     echo "tl,size,messages,side,syscall,calls" > "$COSTCSV"
-    for tl in $TLS; do
+    for tl in srqud ud_verbs rc_verbs; do
         for spec in "8 20000" "4194304 20"; do
             read -r size n <<< "$spec"
             d=$(mktemp -d)
@@ -166,10 +168,12 @@ mpi_fig() {   # mpi_fig TL uni|bi SIZE: MB/s of mpi_bw at SIZE
 read -r -a TLA <<< "$TLS"
 for rep in $(seq 1 "$REPS"); do
     # rotate the order: no transport always runs first (or last) after another
-    order=("${TLA[@]:$(((rep - 1) % 3))}" "${TLA[@]:0:$(((rep - 1) % 3))}")
+    k=$(((rep - 1) % ${#TLA[@]}))
+    order=("${TLA[@]:$k}" "${TLA[@]:0:$k}")
     for fig in "${FIGS[@]}"; do
         read -r layer test size what <<< "$fig"
         for tl in "${order[@]}"; do
+            [ "$tl" = srqud-1 ] && [ "$size" != 8 ] && continue
             if [ "$layer" = mpi ]; then
                 v=$(mpi_fig "$tl" "$test" "$size")
             else
@@ -204,22 +208,24 @@ awk -F, -v tls="$TLS" "$BENCH_MEDIAN_AWK"'
         nt = split(tls, t, " ")
         printf "%-26s", "figure"
         for (i = 1; i <= nt; ++i) printf " %26s", t[i] " median (min..max)"
-        printf " %9s %9s\n", "srqud/ud", "srqud/rc"
+        printf " %9s %9s %9s\n", "srqud/ud", "srqud/rc", "srqud/-1"
         for (j = 1; j <= m; ++j) {
             f = fig[j]; split(f, p, " ")
             unit = (p[2] ~ /lat/) ? "us" : ((p[1] != "mpi" && p[3] == 8) ? "msg/s" : "MB/s")
             printf "%-26s", f " " unit
             for (i = 1; i <= nt; ++i) {
                 x = med(f, t[i]); mm[i] = x
-                if (x < 0) printf " %26s", "FAIL"
+                if (x < 0) printf " %26s", (t[i] == "srqud-1" && p[3] != 8) ? "-" : "FAIL"
                 else printf " %26s", sprintf("%.4g (%.4g..%.4g)", x, LO, HI)
             }
-            if (mm[1] > 0 && mm[2] > 0 && mm[3] > 0) printf " %9.2f %9.2f\n", mm[1] / mm[2], mm[1] / mm[3]
-            else printf "\n"
+            if (mm[1] > 0 && mm[2] > 0 && mm[3] > 0) printf " %9.2f %9.2f", mm[1] / mm[2], mm[1] / mm[3]
+            if (mm[1] > 0 && mm[4] > 0) printf " %9.2f", mm[1] / mm[4]
+            printf "\n"
         }
     }' "$CSV"
 echo "msg/s: ucx_perftest overall message rate; us: median half round trip; MB/s: 2^20 bytes/s over the timed run"
-echo "lat rows: lower is better (a ratio below 1 favours srqud); CSV: $CSV, $RAWCSV"
+echo "lat rows: lower is better (a ratio below 1 favours srqud); srqud/-1: srqud against itself posting every send alone"
+echo "CSV: $CSV, $RAWCSV"
 [ $QUICK = 0 ] && echo "costs: $COSTCSV"
 if command -v python3 >/dev/null && python3 -c 'import matplotlib' 2>/dev/null; then
     python3 "$ROOT/contrib/bench/plot.py" "$CSV" --x rep --y value --series tl --facet figure \

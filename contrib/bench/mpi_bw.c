@@ -4,10 +4,15 @@
  * Point-to-point latency, uni- and bi-directional bandwidth between ranks
  * 0 and 1 (as osu_latency, osu_bw, osu_bibw do), every message checked:
  *
- *   mpirun -np 2 mpi_bw [-m MIN] [-M MAX] [-i ITERS] [-w WINDOW]
+ *   mpirun -np 2 mpi_bw [-m MIN] [-M MAX] [-i ITERS] [-w WINDOW] [-c]
  *
  * Prints "size lat_us bw_MBs bibw_MBs" per size (powers of 4 from MIN to
- * MAX); exit status 1 if a byte arrived wrong.
+ * MAX); with -c also "kcpus_bw kcpus_bibw": the CPUs of the whole machine
+ * kept busy in the kernel on average during each bandwidth phase (system,
+ * irq and softirq time in /proc/stat: on Soft-RoCE every packet's work,
+ * sending, copying and delivering, is there; the ranks' user time is not
+ * counted, since they poll and would fill every CPU whatever the load).
+ * Exit status 1 if a byte arrived wrong.
  */
 
 #include <mpi.h>
@@ -19,6 +24,41 @@
 #include <unistd.h>
 
 static int g_rank, g_bad;
+
+
+/* Jiffies of all CPUs in the kernel (system, irq, softirq) and in all (the
+ * first line of /proc/stat); 0 if it cannot be read */
+static void cpu_jiffies(unsigned long long *busy, unsigned long long *total)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int i;
+
+    *busy = *total = 0;
+    if (f == NULL) {
+        return;
+    }
+    if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+        for (i = 0; i < 8; ++i) {
+            *total += v[i];
+        }
+        *busy = v[2] + v[5] + v[6];
+    }
+    fclose(f);
+}
+
+
+/* CPUs busy in the kernel on average since @a busy0 / @a total0 */
+static double cpus_busy_since(unsigned long long busy0,
+                              unsigned long long total0, int ncpus)
+{
+    unsigned long long busy, total;
+
+    cpu_jiffies(&busy, &total);
+    return (total > total0) ?
+           (double)(busy - busy0) / (double)(total - total0) * ncpus : 0;
+}
 
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -48,19 +88,23 @@ static void check(const uint8_t *p, size_t n, unsigned seed)
 int main(int argc, char **argv)
 {
     size_t min = 1024, max = 4 << 20, size;
-    int iters = 50, window = 16, c, i, w, peer, bad;
+    int iters = 50, window = 16, cpus = 0, c, i, w, peer, bad;
+    int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned long long busy0, total0;
+    double cpus_bw = 0, cpus_bibw = 0;
     MPI_Request *reqs;
     uint8_t *sbuf, *rbuf;
     double t, lat = 0, bw = 0, bibw = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    while ((c = getopt(argc, argv, "m:M:i:w:")) != -1) {
+    while ((c = getopt(argc, argv, "m:M:i:w:c")) != -1) {
         switch (c) {
         case 'm': min    = strtoul(optarg, NULL, 0); break;
         case 'M': max    = strtoul(optarg, NULL, 0); break;
         case 'i': iters  = atoi(optarg); break;
         case 'w': window = atoi(optarg); break;
+        case 'c': cpus   = 1; break;
         default: MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -69,7 +113,8 @@ int main(int argc, char **argv)
     rbuf = malloc(max * window);
     reqs = malloc(sizeof(*reqs) * 2 * window);
     if (g_rank == 0) {
-        printf("%10s %10s %10s %10s\n", "size", "lat_us", "bw_MBs", "bibw_MBs");
+        printf("%10s %10s %10s %10s", "size", "lat_us", "bw_MBs", "bibw_MBs");
+        printf(cpus ? " %10s %10s\n" : "\n", "kcpus_bw", "kcpus_bibw");
     }
 
     for (size = min; size <= max; size *= 4) {
@@ -97,6 +142,7 @@ int main(int argc, char **argv)
 
             /* bandwidth: a window of sends from 0, an ack from 1 */
             MPI_Barrier(MPI_COMM_WORLD);
+            cpu_jiffies(&busy0, &total0);
             t = MPI_Wtime();
             for (i = 0; i < n; ++i) {
                 for (w = 0; w < window; ++w) {
@@ -116,7 +162,8 @@ int main(int argc, char **argv)
                     MPI_Send(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
                 }
             }
-            bw = (double)size * window * n / (MPI_Wtime() - t) / 1e6;
+            bw      = (double)size * window * n / (MPI_Wtime() - t) / 1e6;
+            cpus_bw = cpus_busy_since(busy0, total0, ncpus);
             if (g_rank == 1) {
                 for (w = 0; w < window; ++w) {
                     check(rbuf + w * size, size, (unsigned)size);
@@ -125,6 +172,7 @@ int main(int argc, char **argv)
 
             /* bi-directional: both send a window and receive one */
             MPI_Barrier(MPI_COMM_WORLD);
+            cpu_jiffies(&busy0, &total0);
             t = MPI_Wtime();
             for (i = 0; i < n; ++i) {
                 for (w = 0; w < window; ++w) {
@@ -137,7 +185,8 @@ int main(int argc, char **argv)
                 }
                 MPI_Waitall(2 * window, reqs, MPI_STATUSES_IGNORE);
             }
-            bibw = 2.0 * size * window * n / (MPI_Wtime() - t) / 1e6;
+            bibw      = 2.0 * size * window * n / (MPI_Wtime() - t) / 1e6;
+            cpus_bibw = cpus_busy_since(busy0, total0, ncpus);
             for (w = 0; w < window; ++w) {
                 check(rbuf + w * size, size, (unsigned)size);
             }
@@ -147,7 +196,8 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
         }
         if (g_rank == 0) {
-            printf("%10zu %10.1f %10.1f %10.1f\n", size, lat, bw, bibw);
+            printf("%10zu %10.1f %10.1f %10.1f", size, lat, bw, bibw);
+            printf(cpus ? " %10.2f %10.2f\n" : "\n", cpus_bw, cpus_bibw);
             fflush(stdout);
         }
     }
