@@ -403,15 +403,6 @@ void side_fini(side_t *s)
         param.flags        = (s->ep_failed || s->err_peer) ?
                              UCP_EP_CLOSE_FLAG_FORCE : 0;
         wait_req(s, ucp_ep_close_nbx(s->ep, &param));
-        /* A flushing close completes when this side's packets are
-         * acknowledged, not the peer's: a side that destroyed its worker
-         * at once would leave the peer's close resending into nothing
-         * until the transport's timeout (a lost acknowledgement under
-         * loss; seen in the soak). Both stay and progress until both
-         * closed, as MPI_Finalize's fence before the disconnect does. */
-        if (!param.flags) {
-            side_barrier(s);
-        }
     }
     ucp_worker_destroy(s->worker);
     ucp_cleanup(s->context);
