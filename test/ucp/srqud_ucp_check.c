@@ -181,7 +181,7 @@ static pid_t fork_side(const check_t *check, int fd, int other_fd,
     side_init(&s, fd, is_target, err_peer);
     verdict = check->fn(&s, check->mode, detail, max);
     if (!err_peer) {
-        side_barrier(&s);
+        side_fence(&s);
     }
     side_fini(&s);
     _exit((verdict == CHECK_DATA_ERROR) ? verdict :

@@ -113,6 +113,7 @@ int wait_ep_error(side_t *s, double deadline);
 void side_init(side_t *s, int fd, int is_target, int err_peer);
 void side_fini(side_t *s);
 void side_barrier(side_t *s);
+void side_fence(side_t *s);
 void sync_reset(void);
 
 uint64_t rng_next(uint64_t *state);

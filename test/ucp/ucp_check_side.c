@@ -419,6 +419,27 @@ void side_barrier(side_t *s)
 }
 
 
+/*
+ * The fence before the closes. A flushing close completes when this side's
+ * packets are acknowledged, and the peer acknowledges only while its
+ * endpoint exists: a side that closed and left at once left the other's
+ * last packets, when an acknowledgement was lost on the wire, resending
+ * into nothing until the transport's timeout (seen in the 30-minute soak).
+ * So both sides first flush (each waits until its own packets are
+ * acknowledged, while progressing), then meet; after that nothing is
+ * outstanding in either direction and the closes have nothing to wait
+ * for. MPI_Finalize fences the same way before it disconnects.
+ */
+void side_fence(side_t *s)
+{
+    ucp_request_param_t param = {0};
+
+    /* a failed flush is the check's to report, not the fence's */
+    (void)wait_req(s, ucp_worker_flush_nbx(s->worker, &param));
+    side_barrier(s);
+}
+
+
 /* ---- deterministic data ----------------------------------------------- */
 
 uint64_t rng_next(uint64_t *state)
