@@ -302,6 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sender_t tx;
     uint64_t map[UCT_SRQUD_SR_WORDS];
     uct_srqud_neth_t neth;
+    uct_srqud_back_ack_t back;
     size_t payload_len;
     uint16_t len, psn;
     uint8_t op;
@@ -331,8 +332,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                      len, 32, &payload_len) != UCS_OK) {
                 break;
             }
-            CHECK(payload_len + sizeof(neth) + UCT_SRQUD_GRH_LEN == len);
             memcpy(&neth, buf + UCT_SRQUD_GRH_LEN, sizeof(neth));
+            CHECK(payload_len + sizeof(neth) + UCT_SRQUD_GRH_LEN +
+                  ((neth.flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK) ?
+                   sizeof(back) : 0) == len);
             CHECK(neth.magic == UCT_SRQUD_MAGIC);
             CHECK(!(neth.flags & ~UCT_SRQUD_PACKET_FLAGS_ALL));
             if (neth.flags & UCT_SRQUD_PACKET_FLAG_REL) {
@@ -346,6 +349,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
                 sender_ack(&tx, neth.ack_psn,
                            (payload_len == sizeof(map)) ? map : NULL);
+            }
+            if (neth.flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK) {
+                /* an ack on the way back: cumulative, at the very end */
+                CHECK(neth.flags & UCT_SRQUD_PACKET_FLAG_AM);
+                memcpy(&back, buf + len - sizeof(back), sizeof(back));
+                sender_ack(&tx, back.psn, NULL);
             }
             break;
         case 1: /* a packet for the receiver by psn */

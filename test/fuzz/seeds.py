@@ -7,7 +7,7 @@ import struct
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRH = 40
 MAGIC = 0x5D
-AM, ACK, ACK_REQ, CTL, REL = 1, 2, 4, 8, 16
+AM, ACK, ACK_REQ, CTL, REL, BACK_ACK = 1, 2, 4, 8, 16, 32
 
 
 def neth(flags, psn=0, ack_psn=0, am_id=0, ctl=0, dest=0xFFFFFF, src=1,
@@ -41,6 +41,14 @@ seeds = {
     "wrap": bytes([16]) + bytes([2] * 10) + bytes([3]) + struct.pack("<H", 4) +
             sack(6, 8) + bytes([1]) + struct.pack("<H", 65535) +
             bytes([1]) + struct.pack("<H", 0),
+    # acks on the way back: the sender streams, replies carry its acks at
+    # their end (one too short for its trailer, one on a control packet)
+    "back_ack": bytes([255]) + bytes([2] * 20) + b"".join(
+        packet(neth(AM | REL | BACK_ACK, psn=p) + b"y" * 4 +
+               struct.pack("<IIH", 7, 0x1234, a))
+        for p, a in ((0, 3), (1, 9), (2, 5))) +
+        packet(neth(AM | REL | BACK_ACK, psn=3) + b"z" * 9) +
+        packet(neth(CTL | REL | BACK_ACK, ctl=4) + struct.pack("<IIH", 7, 1, 2)),
     # malformed headers
     "bad": bytes([0]) + packet(b"\x42" * 20) + packet(neth(0xF0)) +
            packet(neth(AM | CTL)) + packet(neth(CTL, ctl=99)) + packet(b""),

@@ -100,3 +100,31 @@ TEST(srqud_wire, qpn_packs_in_three_bytes)
     uct_srqud_pack_qpn(buf, 0xffffff);
     EXPECT_EQ(0xffffffu, uct_srqud_unpack_qpn(buf));
 }
+
+TEST(srqud_wire, an_ack_on_the_way_back_ends_a_reliable_am)
+{
+    const size_t back = sizeof(uct_srqud_back_ack_t);
+    uct_srqud_neth_t neth = good_neth(3);
+    size_t len;
+
+    EXPECT_EQ(10u, back);
+    neth.flags |= UCT_SRQUD_PACKET_FLAG_REL | UCT_SRQUD_PACKET_FLAG_BACK_ACK;
+    ASSERT_EQ(UCS_OK, uct_srqud_neth_check(&neth, HDR + 8 + back, 32, &len));
+    EXPECT_EQ(8u, len); /* the trailer is not the user's */
+    ASSERT_EQ(UCS_OK, uct_srqud_neth_check(&neth, HDR + back, 32, &len));
+    EXPECT_EQ(0u, len);
+    EXPECT_EQ(UCS_ERR_MESSAGE_TRUNCATED,
+              uct_srqud_neth_check(&neth, HDR + back - 1, 32, &len));
+
+    /* only on a reliable AM: control packets and unreliable AMs have no
+     * passive ep behind them to have owed it */
+    neth.flags &= ~UCT_SRQUD_PACKET_FLAG_REL;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_srqud_neth_check(&neth, HDR + back, 32, &len));
+    neth       = good_neth(3);
+    neth.flags = UCT_SRQUD_PACKET_FLAG_CTL | UCT_SRQUD_PACKET_FLAG_REL |
+                 UCT_SRQUD_PACKET_FLAG_BACK_ACK;
+    neth.ctl   = UCT_SRQUD_CTL_ACK;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_srqud_neth_check(&neth, HDR + back, 32, &len));
+}

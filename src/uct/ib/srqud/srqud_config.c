@@ -143,6 +143,13 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "packets are acknowledged at once.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
 
+    {"BACK_ACK", "y",
+     "An acknowledgement owed to a peer rides on the next active message\n"
+     "sent to that peer (10 bytes at its end) instead of going as a packet\n"
+     "of its own: a request-reply exchange then sends no acknowledgements.\n"
+     "RoCE only (an InfiniBand port without GRH always sends them alone).",
+     ucs_offsetof(uct_srqud_iface_config_t, back_ack), UCS_CONFIG_TYPE_BOOL},
+
     {"RTO_MIN", "20ms",
      "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
      "returns to RTO_MIN when an acknowledgement arrives.",
@@ -351,6 +358,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.ack_thresh     = config->ack_thresh;
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
     iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);
+    iface->config.back_ack       = config->back_ack;
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);

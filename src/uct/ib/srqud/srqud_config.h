@@ -58,6 +58,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 rx_reorder;     /* held ahead of a gap per ep */
     unsigned                 ack_thresh;     /* ack after this many packets */
     double                   ack_delay;      /* hold an ack at most this, s */
+    int                      back_ack;       /* acks ride on replies */
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */

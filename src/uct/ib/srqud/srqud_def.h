@@ -60,8 +60,30 @@ enum {
     UCT_SRQUD_PACKET_FLAG_ACK_REQ = UCS_BIT(2), /* Sender asks for an ACK now */
     UCT_SRQUD_PACKET_FLAG_CTL     = UCS_BIT(3), /* ctl holds an opcode */
     UCT_SRQUD_PACKET_FLAG_REL     = UCS_BIT(4), /* In the sequence: psn valid */
-    UCT_SRQUD_PACKET_FLAGS_ALL    = UCS_MASK(5)
+    UCT_SRQUD_PACKET_FLAG_BACK_ACK = UCS_BIT(5),/* Ends with an uct_srqud_back_ack_t */
+    UCT_SRQUD_PACKET_FLAGS_ALL    = UCS_MASK(6)
 };
+
+
+/*
+ * An acknowledgement on the way back. Every connection has two endpoints
+ * per side (the active ep that sends, the passive one that receives from
+ * the peer's active ep), so a reply travels on another connection than
+ * the request it answers, and its header cannot acknowledge the request.
+ * A reliable AM may end with this trailer instead: the cumulative ack of
+ * the sender's passive ep, addressed to the receiver's active ep that
+ * feeds it. In a request-reply exchange the reply then carries the ack,
+ * as ud_verbs' single ep does, and no acknowledgement packet goes either
+ * way. The receiver applies it only to its active ep of that id that
+ * sends to the packet's source QP with that token (a third party cannot
+ * forge one without the token, which never leaves the connection's two
+ * hosts).
+ */
+typedef struct uct_srqud_back_ack {
+    uint32_t ep_id;       /* the receiver's active ep */
+    uint32_t token;       /* that ep's connection token */
+    uint16_t psn;         /* cumulative: last in-order psn received */
+} UCS_S_PACKED uct_srqud_back_ack_t;
 
 
 /* Control opcodes (neth.ctl, with FLAG_CTL) */
@@ -266,6 +288,18 @@ uct_srqud_neth_check(const uct_srqud_neth_t *neth, size_t len,
     }
 
     *payload_len_p = len - UCT_SRQUD_GRH_LEN - sizeof(*neth);
+
+    /* only a reliable AM carries an ack back, at its end */
+    if (neth->flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK) {
+        if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM) ||
+            !(neth->flags & UCT_SRQUD_PACKET_FLAG_REL)) {
+            return UCS_ERR_INVALID_PARAM;
+        }
+        if (*payload_len_p < sizeof(uct_srqud_back_ack_t)) {
+            return UCS_ERR_MESSAGE_TRUNCATED;
+        }
+        *payload_len_p -= sizeof(uct_srqud_back_ack_t);
+    }
     return UCS_OK;
 }
 

@@ -11,6 +11,7 @@
 #  include "config.h"
 #endif
 
+#include "srqud_back_ack.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep_am.h"
 #include "srqud_ep.h"
@@ -58,11 +59,32 @@ static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                      uct_srqud_send_desc_t *desc, size_t length)
 {
+    uct_srqud_ep_t *pep = NULL;
+    uct_srqud_back_ack_t back;
     ucs_status_t status;
 
     desc->length = sizeof(uct_srqud_neth_t) + length;
-    status       = uct_srqud_ep_tx_reliable(iface, ep, desc);
+
+    /* an ack this side owes the peer goes along, at the end (not after
+     * an am_zcopy's user data, which the packet gathers last) */
+    if (!ucs_list_is_empty(&iface->rx.ack_list) && iface->config.back_ack &&
+        (desc->num_zsge == 0) &&
+        (desc->length + sizeof(back) <= iface->config.seg_size)) {
+        pep = uct_srqud_back_ack_take(iface, ep, &back);
+        if (pep != NULL) {
+            memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc),
+                                       desc->length), &back, sizeof(back));
+            desc->length += sizeof(back);
+            uct_srqud_tx_desc_neth(desc)->flags |=
+                    UCT_SRQUD_PACKET_FLAG_BACK_ACK;
+        }
+    }
+
+    status = uct_srqud_ep_tx_reliable(iface, ep, desc);
     if (ucs_unlikely(status != UCS_OK)) {
+        if (pep != NULL) {
+            uct_srqud_back_ack_untake(iface, pep);
+        }
         ucs_mpool_put_inline(desc);
     }
     return status;

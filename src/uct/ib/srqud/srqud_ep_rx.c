@@ -13,6 +13,7 @@
 
 #include "srqud_ep_tx.h"
 #include "srqud_ep_rx.h"
+#include "srqud_back_ack.h"
 #include "srqud_ep.h"
 #include "srqud_dev.h"
 #include "srqud_proto.h"
@@ -437,6 +438,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
                             const struct ibv_wc *wc, uct_srqud_neth_t *neth,
                             size_t payload_len)
 {
+    uct_srqud_back_ack_t back;
     uct_srqud_ep_t *ep;
 
     ep = uct_srqud_ep_rx_find(iface, desc, wc, neth);
@@ -446,7 +448,17 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK)) {
+            uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
+            return;
+        }
+        /* the ack it brought back is for one of our active eps; taken
+         * after the packet, whose handler may destroy that ep, from a
+         * copy, since the handler may keep or reuse the buffer */
+        memcpy(&back, UCS_PTR_BYTE_OFFSET(uct_srqud_rx_payload(iface, desc),
+                                          payload_len), sizeof(back));
         uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
+        uct_srqud_back_ack_rx(iface, wc->src_qp, &back);
         return;
     }
 

@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_ep_rx.h"
+#include "srqud_back_ack.h"
 #include "srqud_progress.h"
 #include "srqud_dev.h"
 #include "srqud_ep.h"
@@ -129,6 +130,11 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
 
     count = uct_srqud_progress_rx(iface) +
             uct_srqud_progress_tx(iface);
+
+    /* acks that came back while the async thread ran */
+    if (ucs_unlikely(iface->async.back_due) && !iface->async.active) {
+        uct_srqud_back_ack_progress(iface);
+    }
 
     /* the protocols (zero-copy, copy-path RMA) complete user operations
      * in the user's progress; the async thread runs what calls nobody */
@@ -328,6 +334,7 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     iface->async.timer_id  = -1;
     iface->async.active    = 0;
     iface->async.wake_user = 0;
+    iface->async.back_due  = 0;
     iface->async.last_progress = 0;
 
     /* Wakeups through the user's callback: UCX's async thread watches the

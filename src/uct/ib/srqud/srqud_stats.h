@@ -70,6 +70,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long rx_stalled_dropped; /* AMs left unacknowledged while this
                                          worker did not progress and held
                                          its share of a shared pool */
+    unsigned long back_acks_sent;     /* acks that left as an AM's trailer
+                                         instead of a packet of their own */
+    unsigned long back_acks_taken;    /* such trailers applied here */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

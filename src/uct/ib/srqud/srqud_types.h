@@ -283,6 +283,7 @@ struct uct_srqud_iface {
         unsigned             rx_held_max; /* held by all eps at most */
         unsigned             ack_thresh;
         ucs_time_t           ack_delay;
+        int                  back_ack;     /* acks ride on replies (RoCE) */
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
@@ -313,6 +314,7 @@ struct uct_srqud_iface {
         int                  wake_user;     /* it found work for the user */
         ucs_queue_head_t     rx_q;          /* uct_srqud_recv_desc_t */
         unsigned             queued;        /* in rx_q */
+        int                  back_due;      /* eps with FLAG_BACK_DUE */
         uct_async_event_cb_t event_cb;      /* wakes a sleeping user (UCP) */
         void                 *event_arg;
     } async;
@@ -407,9 +409,13 @@ enum {
                                                   last ack (goes as NACK) */
     UCT_SRQUD_EP_FLAG_REORDERS   = UCS_BIT(13),/* its path was seen to reorder:
                                                  RACK's window applies */
-    UCT_SRQUD_EP_FLAG_ACK_HELD   = UCS_BIT(14) /* passive: acks reach at most
+    UCT_SRQUD_EP_FLAG_ACK_HELD   = UCS_BIT(14),/* passive: acks reach at most
                                                  rx.ack_limit, but with a
                                                  refused put's answer */
+    UCT_SRQUD_EP_FLAG_BACK_DUE   = UCS_BIT(15) /* active: the async thread
+                                                 kept an ack that came back
+                                                 (back_psn) for the user's
+                                                 progress */
 };
 
 
@@ -451,6 +457,8 @@ typedef struct uct_srqud_ep {
     ucs_status_t             fail_status;  /* with FLAG_FAILED */
     ucs_status_t             rma_status;   /* a refused put sent after the
                                               last flush, for the next */
+    uct_srqud_psn_t          back_psn;     /* active, with FLAG_BACK_DUE: an
+                                              ack that came back */
     uint32_t                 ops;          /* RMA / zero-copy operations in
                                               progress (flush waits) */
     uint32_t                 flushes_wait_ops; /* flushes with wait_ops */

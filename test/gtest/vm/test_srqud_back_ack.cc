@@ -1,0 +1,165 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Device tests of acknowledgements on the way back (srqud_back_ack.c): in a
+ * request-reply exchange the reply carries the request's acknowledgement,
+ * and no acknowledgement packet goes either way.
+ */
+
+#include "srqud_fixture.h"
+
+#include <unistd.h>
+
+using namespace srqud_test;
+
+namespace {
+
+const uint8_t PING = 11;
+const uint8_t PONG = 12;
+
+/* A sender and a receiver with an endpoint each way; an ack is held for
+ * 15 ms (below RTO_MIN), so that it can only leave alone when no reply
+ * comes within that time */
+class srqud_back_ack : public ::testing::Test, public iface_pair {
+public:
+    explicit srqud_back_ack(bool two_workers = false) :
+        iface_pair(two_workers), pongs(1) {}
+
+    void TearDown() override
+    {
+        if (back_ep != nullptr) {
+            uct_ep_destroy(back_ep);
+            back_ep = nullptr;
+        }
+    }
+
+    void open(const char *back_ack)
+    {
+        set_env("UCX_SRQUD_ACK_DELAY", "15ms");
+        set_env("UCX_SRQUD_BACK_ACK", back_ack);
+        ASSERT_NO_FATAL_FAILURE(open_pair(PING, 1));
+        ASSERT_UCS_OK(pongs.attach(*sender, PONG));
+        ASSERT_UCS_OK(receiver->connect(*sender, &back_ep));
+    }
+
+    static ucs_status_t send(uct_ep_h ep, uint8_t id, uint64_t seq)
+    {
+        uint8_t payload[16];
+
+        fill_pattern(payload, sizeof(payload), seq);
+        return uct_ep_am_short(ep, id, seq, payload, sizeof(payload));
+    }
+
+    /* @a n pings, each answered by a pong before the next */
+    void ping_pong(unsigned n)
+    {
+        for (uint64_t seq = 1; seq <= n; ++seq) {
+            ASSERT_UCS_OK(send(ep, PING, seq));
+            ASSERT_TRUE(progress_both_until([&] { return log.count == seq; }))
+                << "ping " << seq;
+            ASSERT_UCS_OK(send(back_ep, PONG, seq));
+            ASSERT_TRUE(progress_both_until([&] { return pongs.count == seq; }))
+                << "pong " << seq;
+        }
+        EXPECT_EQ(0u, log.bad);
+        EXPECT_EQ(0u, pongs.bad);
+        EXPECT_TRUE(log.in_order());
+        EXPECT_TRUE(pongs.in_order());
+    }
+
+    /* both endpoints flushed: every packet acknowledged */
+    void flush_both()
+    {
+        ASSERT_TRUE(progress_both_until([&] {
+            return (uct_ep_flush(ep, 0, NULL) == UCS_OK) &&
+                   (uct_ep_flush(back_ep, 0, NULL) == UCS_OK);
+        }));
+    }
+
+    /* @a n ping-pongs with BACK_ACK=@a back_ack, flushed; both sides'
+     * counters after it */
+    void exchange(const char *back_ack, unsigned n)
+    {
+        ASSERT_NO_FATAL_FAILURE(open(back_ack));
+        ASSERT_NO_FATAL_FAILURE(ping_pong(n));
+        ASSERT_NO_FATAL_FAILURE(flush_both());
+        s = srqud_stats(sender->handle);
+        r = srqud_stats(receiver->handle);
+    }
+
+    am_log                  pongs;
+    uct_ep_h                back_ep = nullptr;
+    uct_srqud_iface_stats_t s, r;   /* sender's, receiver's */
+};
+
+
+class srqud_back_ack_2w : public srqud_back_ack {
+public:
+    srqud_back_ack_2w() : srqud_back_ack(true) {}
+};
+
+} // namespace
+
+
+/* Every ping's ack rides on its pong and every pong's on the next ping;
+ * only the last pong's leaves alone. Both sides' data arrive intact and in
+ * order, and both windows drain. */
+TEST_F(srqud_back_ack, replies_carry_the_acks)
+{
+    const unsigned n = 200;
+
+    ASSERT_NO_FATAL_FAILURE(exchange("y", n));
+    /* the receiver's first ack is the CREP, which has a packet of its own;
+     * each side may also owe one when a flush asks */
+    EXPECT_GE(r.back_acks_sent, n - 2);
+    EXPECT_GE(s.back_acks_sent, n - 2);
+    EXPECT_EQ(r.back_acks_sent, s.back_acks_taken);
+    EXPECT_EQ(s.back_acks_sent, r.back_acks_taken);
+    EXPECT_LE(r.acks_sent, 3u);
+    EXPECT_LE(s.acks_sent, 3u);
+    EXPECT_EQ(0u, s.rx_bad_token + r.rx_bad_token);
+    EXPECT_EQ(0u, s.tx_retransmits + r.tx_retransmits);
+}
+
+/* The control: with BACK_ACK=n the same exchange acknowledges with packets
+ * of their own (every ACK_THRESH packets at the latest) */
+TEST_F(srqud_back_ack, off_acks_with_packets_of_their_own)
+{
+    const unsigned n = 200;
+
+    ASSERT_NO_FATAL_FAILURE(exchange("n", n));
+    EXPECT_EQ(0u, r.back_acks_sent + s.back_acks_sent);
+    EXPECT_GE(r.acks_sent, n / 32);
+    EXPECT_GE(s.acks_sent, n / 32);
+}
+
+/* A pong that comes back while the sender computes: its async thread takes
+ * the ack it carries and keeps it; the sender's next progress applies it,
+ * and the ping's window is empty without any other packet */
+TEST_F(srqud_back_ack_2w, kept_by_the_async_thread_for_the_next_progress)
+{
+    ASSERT_NO_FATAL_FAILURE(open("y"));
+    ASSERT_NO_FATAL_FAILURE(ping_pong(3)); /* connected both ways */
+    ASSERT_NO_FATAL_FAILURE(flush_both());
+
+    const unsigned long acks  = srqud_stats(receiver->handle).acks_sent;
+    ASSERT_UCS_OK(send(ep, PING, 4));
+    ASSERT_TRUE(progress_until(*receiver, [&] { return log.count == 4; }));
+    const unsigned long taken = srqud_stats(sender->handle).back_acks_taken;
+    ASSERT_UCS_OK(send(back_ep, PONG, 4));
+
+    /* only the sender's async thread runs on its side from here */
+    for (int i = 0; (i < 500) &&
+                    (srqud_stats(sender->handle).back_acks_taken == taken);
+         ++i) {
+        receiver->progress();
+        usleep(10000);
+    }
+    ASSERT_EQ(taken + 1, srqud_stats(sender->handle).back_acks_taken)
+        << "the sender's async thread did not take the pong's ack in 5 s";
+
+    sender->progress();
+    EXPECT_EQ(UCS_OK, uct_ep_flush(ep, 0, NULL));
+    EXPECT_EQ(acks, srqud_stats(receiver->handle).acks_sent);
+    EXPECT_EQ(4u, pongs.count);
+}
