@@ -136,11 +136,14 @@ BENCH_MEDIAN_AWK='
 # bench_tl_env TL: what a transport needs on rxe over lo (ud_verbs and
 # rc_verbs: the GID index of ::1; srqud picks it alone). The series
 # srqud-1 is srqud posting every send alone (UCX_SRQUD_TX_BATCH=1: srqud
-# before its doorbell batch), in the same run.
+# before its doorbell batch), in the same run; srqud-noback sends every
+# acknowledgement alone (UCX_SRQUD_BACK_ACK=n: srqud before they rode on
+# replies).
 bench_tl_env() {
     case "$1" in
     srqud)   echo "UCX_SRQUD_GID_INDEX=auto" ;;
     srqud-1) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_BATCH=1" ;;
+    srqud-noback) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_BACK_ACK=n" ;;
     *)       echo "UCX_IB_GID_INDEX=2" ;;
     esac
 }

@@ -1,0 +1,59 @@
+#!/bin/bash
+#
+# 8-byte latency (issue 10's tag_lat goal): UCP tag_lat through srqud, srqud
+# with its acknowledgements sent alone (UCX_SRQUD_BACK_ACK=n: srqud before
+# they rode on replies), ud_verbs and rc_verbs, in the Soft-RoCE VM:
+#
+#   contrib/softroce/vm-run --timeout 1800 -- contrib/bench/latency.sh [-r REPS] [-n ITERS]
+#
+# REPS (default 9) interleaved repetitions, the order rotated every
+# repetition; per series the median of ucx_perftest's typical half round
+# trip and of its average, with min..max, and the ratio to ud_verbs. Two
+# processes on 2 vCPUs (not oversubscribed); each busy-polls. Table on
+# stdout, CSV and PNG (per repetition) in $SRQUD_BUILD/bench/latency.*.
+#
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+REPS=9
+ITERS=20000
+bench_getopts "r:REPS n:ITERS" "$@"
+CSV=$RESULTS/latency.csv
+SERIES=(srqud srqud-noback ud_verbs rc_verbs)
+echo "rep,series,typical_us,avg_us" > "$CSV"
+t0=$(date +%s)
+for rep in $(seq 1 "$REPS"); do
+    echo "   [$(($(date +%s) - t0)) s] repetition $rep of $REPS" >&2
+    k=$(((rep - 1) % ${#SERIES[@]}))
+    for s in "${SERIES[@]:$k}" "${SERIES[@]:0:$k}"; do
+        read -r typ avg _ < <(bench_perftest "$s" tag_lat 8 ucp "$ITERS")
+        [ "$typ" = FAIL ] && { echo "$s: ucx_perftest failed (see $RESULTS)" >&2; continue; }
+        echo "$rep,$s,$typ,$avg" >> "$CSV"
+    done
+done
+
+awk -F, "$BENCH_MEDIAN_AWK"'
+    NR > 1 { n[$2]++; t[$2, n[$2]] = $3; a[$2, n[$2]] = $4 }
+    END {
+        split("srqud srqud-noback ud_verbs rc_verbs", S, " ")
+        for (i = 1; i <= 4; ++i) {
+            s = S[i]; c = n[s]
+            for (j = 1; j <= c; ++j) { x[j] = t[s, j]; y[j] = a[s, j] }
+            if (c == 0) { mt[s] = 0; continue }
+            mt[s] = median(x, c); lt[s] = LO; ht[s] = HI
+            ma[s] = median(y, c); la[s] = LO; ha[s] = HI
+        }
+        printf "%-14s %24s %24s %10s\n", "tag_lat 8 B", "typical us (min..max)",
+               "average us (min..max)", "typ / ud"
+        for (i = 1; i <= 4; ++i) {
+            s = S[i]
+            if (mt[s] == 0) { printf "%-14s %24s\n", s, "FAIL"; continue }
+            printf "%-14s %8.1f (%5.1f..%5.1f) %8.1f (%5.1f..%5.1f) %10.2f\n", s,
+                   mt[s], lt[s], ht[s], ma[s], la[s], ha[s],
+                   (mt["ud_verbs"] > 0) ? mt[s] / mt["ud_verbs"] : 0
+        }
+    }' "$CSV"
+python3 "$ROOT/contrib/bench/plot.py" "$CSV" --x rep --y typical_us --series series \
+    --title "UCP tag_lat 8 B, typical half round trip" --ylabel us \
+    -o "$RESULTS/latency.png" >/dev/null || echo "no PNG (plot.py failed)" >&2
+echo "CSV: build/bench/latency.csv; PNG: build/bench/latency.png"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) vCPUs, $(($(date +%s) - t0)) s"
