@@ -25,7 +25,8 @@ for rep in $(seq 1 "$REPS"); do
     echo "   [$(($(date +%s) - t0)) s] repetition $rep of $REPS" >&2
     k=$(((rep - 1) % ${#SERIES[@]}))
     for s in "${SERIES[@]:$k}" "${SERIES[@]:0:$k}"; do
-        read -r typ avg _ < <(bench_perftest "$s" tag_lat 8 ucp "$ITERS")
+        out=$(bench_perftest "$s" tag_lat 8 ucp "$ITERS")
+        read -r typ avg _ <<< "$out"
         [ "$typ" = FAIL ] && { echo "$s: ucx_perftest failed (see $RESULTS)" >&2; continue; }
         echo "$rep,$s,$typ,$avg" >> "$CSV"
     done
