@@ -18,8 +18,9 @@ const uint8_t PING = 11;
 const uint8_t PONG = 12;
 
 /* A sender and a receiver with an endpoint each way; an ack is held for
- * 15 ms (below RTO_MIN), so that it can only leave alone when no reply
- * comes within that time */
+ * 90 ms (below RTO_MIN, raised to 100 ms), so that it leaves alone only if
+ * no reply comes within that time: a VM that stalls a few milliseconds
+ * does not send one */
 class srqud_back_ack : public ::testing::Test, public iface_pair {
 public:
     explicit srqud_back_ack(bool two_workers = false) :
@@ -35,7 +36,8 @@ public:
 
     void open(const char *back_ack)
     {
-        set_env("UCX_SRQUD_ACK_DELAY", "15ms");
+        set_env("UCX_SRQUD_RTO_MIN", "100ms");
+        set_env("UCX_SRQUD_ACK_DELAY", "90ms");
         set_env("UCX_SRQUD_BACK_ACK", back_ack);
         ASSERT_NO_FATAL_FAILURE(open_pair(PING, 1));
         ASSERT_UCS_OK(pongs.attach(*sender, PONG));
