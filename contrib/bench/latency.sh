@@ -32,11 +32,11 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
-awk -F, "$BENCH_MEDIAN_AWK"'
+awk -F, -v series="${SERIES[*]}" "$BENCH_MEDIAN_AWK"'
     NR > 1 { n[$2]++; t[$2, n[$2]] = $3; a[$2, n[$2]] = $4 }
     END {
-        split("srqud srqud-noback ud_verbs rc_verbs", S, " ")
-        for (i = 1; i <= 4; ++i) {
+        ns = split(series, S, " ")
+        for (i = 1; i <= ns; ++i) {
             s = S[i]; c = n[s]
             for (j = 1; j <= c; ++j) { x[j] = t[s, j]; y[j] = a[s, j] }
             if (c == 0) { mt[s] = 0; continue }
@@ -45,7 +45,7 @@ awk -F, "$BENCH_MEDIAN_AWK"'
         }
         printf "%-14s %24s %24s %10s\n", "tag_lat 8 B", "typical us (min..max)",
                "average us (min..max)", "typ / ud"
-        for (i = 1; i <= 4; ++i) {
+        for (i = 1; i <= ns; ++i) {
             s = S[i]
             if (mt[s] == 0) { printf "%-14s %24s\n", s, "FAIL"; continue }
             printf "%-14s %8.1f (%5.1f..%5.1f) %8.1f (%5.1f..%5.1f) %10.2f\n", s,
@@ -56,5 +56,5 @@ awk -F, "$BENCH_MEDIAN_AWK"'
 python3 "$ROOT/contrib/bench/plot.py" "$CSV" --x rep --y typical_us --series series \
     --title "UCP tag_lat 8 B, typical half round trip" --ylabel us \
     -o "$RESULTS/latency.png" >/dev/null || echo "no PNG (plot.py failed)" >&2
-echo "CSV: build/bench/latency.csv; PNG: build/bench/latency.png"
+echo "CSV: $CSV; PNG: $RESULTS/latency.png"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) vCPUs, $(($(date +%s) - t0)) s"

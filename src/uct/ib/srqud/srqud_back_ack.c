@@ -16,15 +16,16 @@
 #include <string.h>
 
 
-/* Does passive @a pep receive from the interface @a ep sends to? Both keep
- * the peer's GID and QP in peer_key. Only on RoCE: over InfiniBand
- * without a GRH a passive ep knows its peer's subnet, not its port, and a
- * wrong match would hand one peer's token to another. */
+/* Does passive @a pep receive from the interface @a ep sends to? Both send
+ * to the peer's interface QP and keep the peer's GID in peer_key. Only on
+ * RoCE: over InfiniBand without a GRH a passive ep knows its peer's
+ * subnet, not its port, and a wrong match would hand one peer's token to
+ * another. */
 static int uct_srqud_back_ack_same_peer(const uct_srqud_iface_t *iface,
                                         const uct_srqud_ep_t *ep,
                                         const uct_srqud_ep_t *pep)
 {
-    return iface->is_roce && (pep->peer_key.qpn == ep->peer_key.qpn) &&
+    return iface->is_roce && (pep->dest_qpn == ep->dest_qpn) &&
            !memcmp(pep->peer_key.gid, ep->peer_key.gid,
                    sizeof(pep->peer_key.gid));
 }

@@ -643,12 +643,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->flushes_wait_ops = 0;
     ucs_arbiter_group_init(&self->arb_group);
     self->back_psn     = 0;
-    /* the peer's port and QP: a passive ep gets its key here; an active
-     * one is matched by them with the passive ep of the same peer, whose
-     * owed acks its AMs take back (srqud_back_ack.c) */
+    /* the peer's port: a passive ep gets its whole key later; an active
+     * one is matched by it (and dest_qpn) with the passive ep of the same
+     * peer, whose owed acks its AMs take back (srqud_back_ack.c) */
     memset(&self->peer_key, 0, sizeof(self->peer_key));
     memcpy(self->peer_key.gid, dev_addr->gid, sizeof(self->peer_key.gid));
-    self->peer_key.qpn = self->dest_qpn;
 
     self->ep_id = ucs_ptr_array_insert(&iface->eps, self);
     if (self->ep_id >= UCT_SRQUD_EP_ID_NONE) {

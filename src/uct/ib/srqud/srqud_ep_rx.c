@@ -440,6 +440,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
 {
     uct_srqud_back_ack_t back;
     uct_srqud_ep_t *ep;
+    int has_back;
 
     ep = uct_srqud_ep_rx_find(iface, desc, wc, neth);
     if (ep == NULL) {
@@ -448,17 +449,19 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
-        if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK)) {
-            uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
-            return;
-        }
-        /* the ack it brought back is for one of our active eps; taken
+        /* an ack it brought back is for one of our active eps; applied
          * after the packet, whose handler may destroy that ep, from a
          * copy, since the handler may keep or reuse the buffer */
-        memcpy(&back, UCS_PTR_BYTE_OFFSET(uct_srqud_rx_payload(iface, desc),
-                                          payload_len), sizeof(back));
+        has_back = !!(neth->flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK);
+        if (has_back) {
+            memcpy(&back, UCS_PTR_BYTE_OFFSET(uct_srqud_rx_payload(iface,
+                                                                  desc),
+                                              payload_len), sizeof(back));
+        }
         uct_srqud_ep_rx_passive(iface, ep, desc, neth, payload_len);
-        uct_srqud_back_ack_rx(iface, wc->src_qp, &back);
+        if (has_back) {
+            uct_srqud_back_ack_rx(iface, wc->src_qp, &back);
+        }
         return;
     }
 
