@@ -53,6 +53,9 @@ run() {      # run NAME CMD... : output to the log, tail on failure
 }
 
 PAIR=$ROOT/contrib/bench/perftest-pair.sh
+# a pair that hangs is stopped with both sides' threads in its log, before
+# run()'s own timeout would kill it without a word
+export PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-420}
 # Loss-injection cases of the device tests
 FAULT_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
 
