@@ -66,7 +66,12 @@ cpid=$!
 watchdog=
 if [ "$tmo" != 0 ]; then
     (
-        sleep "$tmo"
+        # the sleep holds none of the caller's descriptors (a $(...) would
+        # wait for it) and goes with the watchdog
+        sleep "$tmo" < /dev/null > /dev/null 2>&1 &
+        nap=$!
+        trap 'kill $nap 2>/dev/null; exit 0' TERM
+        wait $nap
         echo "perftest-pair: still running after $tmo s; stopping it" >&2
         for p in $cpid $spid; do
             kill -0 $p 2>/dev/null || continue
@@ -77,7 +82,7 @@ if [ "$tmo" != 0 ]; then
             fi
         done
         kill $cpid $spid 2>/dev/null
-        sleep 5
+        sleep 5 < /dev/null > /dev/null 2>&1
         kill -9 $cpid $spid 2>/dev/null
     ) &
     watchdog=$!

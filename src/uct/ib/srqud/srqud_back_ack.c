@@ -91,6 +91,9 @@ void uct_srqud_back_ack_rx(uct_srqud_iface_t *iface, uint32_t src_qpn,
     }
 
     ++iface->stats.back_acks_taken;
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE)) {
+        return; /* its window is empty: a resent packet's old trailer */
+    }
     if (iface->async.active) {
         /* the newest one wins: a trailer may arrive out of order */
         if (!(ep->flags & UCT_SRQUD_EP_FLAG_BACK_DUE) ||

@@ -21,7 +21,10 @@
 void uct_srqud_ep_deactivate(uct_srqud_ep_t *ep)
 {
     if (ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE) {
-        ep->flags &= ~UCT_SRQUD_EP_FLAG_ACTIVE;
+        /* an acknowledgement kept for the next progress (srqud_back_ack.c)
+         * has nothing left to acknowledge: the window is empty, and a later
+         * one must not be compared with a psn from before a wrap */
+        ep->flags &= ~(UCT_SRQUD_EP_FLAG_ACTIVE | UCT_SRQUD_EP_FLAG_BACK_DUE);
         ucs_list_del(&ep->tx.active_list);
     }
 }
