@@ -11,11 +11,14 @@
  *
  * UCX_TLS / UCX_NET_DEVICES choose the transport, as for any UCP program.
  * Prints "size MBs msgs_per_s" for the receiver's aggregate goodput from
- * its first completed receive to its last; exit status 1 on a wrong byte,
- * a failed operation or a process that did not finish.
+ * the start signal (its window posted, every sender told to go) to its
+ * last completed receive; exit status 1 on a wrong byte, a failed
+ * operation or a process that did not finish.
  *
  * The processes are forked before UCX is initialized; the receiver's
- * worker address goes to the senders over pipes, and the pipes are the
+ * worker address goes to the senders over pipes, then the start signal
+ * (messages sent before it would pile up in the receiver's unexpected
+ * queue, and the rate would be that of draining it), and the pipes are the
  * barrier at the end (senders progress until the receiver has everything:
  * a rendezvous needs its sender).
  */
@@ -243,6 +246,10 @@ static int sender(const incast_opts_t *o, unsigned id, int addr_fd,
     if (bufs == NULL || reqs == NULL) {
         goto out;
     }
+    if (read_all(addr_fd, &go, 1) != 0) {
+        fprintf(stderr, "sender %u: no start signal\n", id);
+        goto out;
+    }
 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
     param.cb.send      = send_cb;
@@ -324,6 +331,7 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
         write_all(addr_fds[i], addr, addr_len);
     }
     ucp_worker_release_address(worker, addr);
+    verdict = 1;
 
     bufs = malloc(o->size * o->window);
     reqs = calloc(o->window, sizeof(*reqs));
@@ -344,6 +352,10 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
         if (UCS_PTR_IS_ERR(reqs[slot])) {
             goto out;
         }
+    }
+    t_first = now_sec();
+    for (i = 0; i < o->senders; ++i) {
+        write_all(addr_fds[i], &verdict, 1);
     }
 
     while (got < total) {
@@ -366,9 +378,7 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
                 ++count[id];
             }
             t_last = now_sec();
-            if (got++ == 0) {
-                t_first = t_last;
-            }
+            ++got;
             reqs[slot]->done = 0;
             ucp_request_free(reqs[slot]);
             reqs[slot] = NULL;
@@ -393,11 +403,10 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
         }
     }
 
-    /* the first message's time is not part of the stream's */
-    if (got > 1 && t_last > t_first) {
+    if (got > 0 && t_last > t_first) {
         printf("%zu %.2f %.0f\n", o->size,
-               (got - 1) * o->size / (t_last - t_first) / 1e6,
-               (got - 1) / (t_last - t_first));
+               got * o->size / (t_last - t_first) / 1e6,
+               got / (t_last - t_first));
     }
     if (bad > 0) {
         fprintf(stderr, "receiver: %u of %lu messages wrong\n", bad, got);
