@@ -11,8 +11,8 @@
  *
  * UCX_TLS / UCX_NET_DEVICES choose the transport, as for any UCP program.
  * Prints "size MBs msgs_per_s" for the receiver's aggregate goodput from
- * the start signal (its window posted, every sender told to go) to its
- * last completed receive; exit status 1 on a wrong byte, a failed
+ * the start signal (every sender connected by a first message, the
+ * window posted, every sender told to go) to its last completed receive; exit status 1 on a wrong byte, a failed
  * operation or a process that did not finish.
  *
  * The processes are forked before UCX is initialized; the receiver's
@@ -38,6 +38,7 @@
 
 #define MAX_SENDERS 32
 #define SEQ_BITS    32
+#define WARMUP_SEQ  0xffffffffu /* a sender's first message: connects */
 
 typedef struct {
     int      senders;
@@ -246,13 +247,24 @@ static int sender(const incast_opts_t *o, unsigned id, int addr_fd,
     if (bufs == NULL || reqs == NULL) {
         goto out;
     }
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    param.cb.send      = send_cb;
+
+    /* connected before the clock starts: the first message's wireup is
+     * not the stream's */
+    status_ptr = ucp_tag_send_nbx(ep, bufs, (o->size < 8) ? o->size : 8,
+                                  ((uint64_t)id << SEQ_BITS) | WARMUP_SEQ,
+                                  &param);
+    if (UCS_PTR_IS_ERR(status_ptr) ||
+        ((status_ptr != NULL) && (wait_req(worker, status_ptr) != 0))) {
+        fprintf(stderr, "sender %u: the first message failed\n", id);
+        goto out;
+    }
     if (read_all(addr_fd, &go, 1) != 0) {
         fprintf(stderr, "sender %u: no start signal\n", id);
         goto out;
     }
-
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
-    param.cb.send      = send_cb;
     for (seq = 0; seq < o->iters; ++seq) {
         slot = seq % o->window;
         if (reqs[slot] != NULL) {
@@ -343,6 +355,17 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                          UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     param.cb.recv      = recv_cb;
+
+    /* every sender's first message (any sender, that sequence number) */
+    for (i = 0; i < o->senders; ++i) {
+        reqs[0] = ucp_tag_recv_nbx(worker, bufs, o->size, WARMUP_SEQ,
+                                   0xffffffffull, &param);
+        if (UCS_PTR_IS_ERR(reqs[0]) || (wait_req(worker, reqs[0]) != 0)) {
+            fprintf(stderr, "receiver: no first message\n");
+            goto out;
+        }
+        reqs[0] = NULL;
+    }
 
     /* a window of receives from anyone; each completed one is checked and
      * posted again while more are to come */
