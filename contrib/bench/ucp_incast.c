@@ -154,33 +154,14 @@ static int ucp_setup(ucp_context_h *ctx, ucp_worker_h *worker)
 }
 
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    ssize_t n;
-
-    while (len > 0) {
-        n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        p   += n;
-        len -= n;
-    }
-    return 0;
-}
-
-
-static int read_all(int fd, void *buf, size_t len)
+/* All @a len bytes through a pipe, one way or the other; 0 when done */
+static int pipe_io(int fd, void *buf, size_t len, int do_write)
 {
     char *p = buf;
     ssize_t n;
 
     while (len > 0) {
-        n = read(fd, p, len);
+        n = do_write ? write(fd, p, len) : read(fd, p, len);
         if (n < 0 && errno == EINTR) {
             continue;
         }
@@ -225,9 +206,9 @@ static int sender(const incast_opts_t *o, unsigned id, int addr_fd,
     unsigned seq, slot;
     int rc = 1;
 
-    if (read_all(addr_fd, &addr_len, sizeof(addr_len)) != 0 ||
+    if (pipe_io(addr_fd, &addr_len, sizeof(addr_len), 0) != 0 ||
         (addr = malloc(addr_len)) == NULL ||
-        read_all(addr_fd, addr, addr_len) != 0) {
+        pipe_io(addr_fd, addr, addr_len, 0) != 0) {
         fprintf(stderr, "sender %u: no address from the receiver\n", id);
         return 1;
     }
@@ -261,7 +242,7 @@ static int sender(const incast_opts_t *o, unsigned id, int addr_fd,
         fprintf(stderr, "sender %u: the first message failed\n", id);
         goto out;
     }
-    if (read_all(addr_fd, &go, 1) != 0) {
+    if (pipe_io(addr_fd, &go, 1, 0) != 0) {
         fprintf(stderr, "sender %u: no start signal\n", id);
         goto out;
     }
@@ -327,7 +308,7 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
     ucp_worker_h worker;
     ucp_address_t *addr;
     size_t addr_len;
-    uint8_t *bufs, verdict = 1;
+    uint8_t *bufs, verdict, go = 1;
     double t_first = 0, t_last = 0;
     unsigned slot, id, seq, bad = 0, posted = 0;
     int i, rc = 1;
@@ -339,11 +320,10 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
         goto out;
     }
     for (i = 0; i < o->senders; ++i) {
-        write_all(addr_fds[i], &addr_len, sizeof(addr_len));
-        write_all(addr_fds[i], addr, addr_len);
+        pipe_io(addr_fds[i], &addr_len, sizeof(addr_len), 1);
+        pipe_io(addr_fds[i], addr, addr_len, 1);
     }
     ucp_worker_release_address(worker, addr);
-    verdict = 1;
 
     bufs = malloc(o->size * o->window);
     reqs = calloc(o->window, sizeof(*reqs));
@@ -378,7 +358,7 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
     }
     t_first = now_sec();
     for (i = 0; i < o->senders; ++i) {
-        write_all(addr_fds[i], &verdict, 1);
+        pipe_io(addr_fds[i], &go, 1, 1);
     }
 
     while (got < total) {
@@ -433,13 +413,14 @@ static int receiver(const incast_opts_t *o, int addr_fds[], int done_fds[])
     }
     if (bad > 0) {
         fprintf(stderr, "receiver: %u of %lu messages wrong\n", bad, got);
-        verdict = 2;
     }
     rc = (bad > 0);
 
 out:
+    /* 1: all well; the senders exit 1 on anything else */
+    verdict = (rc == 0) ? 1 : 2;
     for (i = 0; i < o->senders; ++i) {
-        write_all(done_fds[i], &verdict, 1);
+        pipe_io(done_fds[i], &verdict, 1, 1);
     }
     ucp_worker_destroy(worker);
     ucp_cleanup(ctx);
