@@ -114,6 +114,21 @@ protected:
     }
 };
 
+/* two workers; acknowledgements held 900 ms, resends after 1 s, a peer
+ * dead after 3 s of silence */
+class srqud_rel_leaving : public srqud_rel {
+public:
+    srqud_rel_leaving() : srqud_rel(true) {}
+
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_ACK_DELAY", "900ms");
+        set_env("UCX_SRQUD_RTO_MIN", "1s");
+        set_env("UCX_SRQUD_TIMEOUT", "3s");
+    }
+};
+
 } // namespace
 
 
@@ -332,4 +347,39 @@ TEST_F(srqud_rel_cancel, flush_cancel_completes_outstanding_with_canceled)
     uct_ep_destroy(ep);
     ep = nullptr;
     uct_md_mem_dereg(ctx.md, memh);
+}
+
+
+/* An interface that closes acknowledges what it received first: the
+ * sender's flush completes with nothing resent. Without that, the sender
+ * would resend into the void and its flush end in ENDPOINT_TIMEOUT,
+ * although every message had arrived (a closing UCP ep's flush whose peer
+ * exited first). */
+TEST_F(srqud_rel_leaving, closing_receiver_acknowledges_what_it_got)
+{
+    const unsigned count = 6; /* below ACK_THRESH: every ack is held */
+
+    /* connected first: the CREP acknowledges what came before it */
+    ASSERT_NO_FATAL_FAILURE(send_all(1, 256, true));
+    ASSERT_TRUE(progress_both_until([&] {
+        return uct_ep_flush(ep, 0, NULL) == UCS_OK;
+    }));
+    for (uint64_t seq = 1; seq < count; ++seq) {
+        ASSERT_EQ(256, send_seq_bcopy(ep, AM_ID, seq, 256)) << "seq " << seq;
+    }
+    ASSERT_TRUE(progress_both_until([&] { return log.count == count; }));
+    expect_received(count);
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(ep, 0, NULL))
+        << "acknowledged before the receiver closed: the test shows nothing";
+
+    receiver.reset();
+
+    ucs_status_t status = UCS_INPROGRESS;
+    for (int i = 0; (i < 1000) && (status == UCS_INPROGRESS); ++i) {
+        sender->progress();
+        status = uct_ep_flush(ep, 0, NULL);
+        usleep(5000);
+    }
+    EXPECT_EQ(UCS_OK, status) << ucs_status_string(status);
+    EXPECT_EQ(0u, srqud_stats(sender->handle).tx_retransmits);
 }

@@ -469,6 +469,13 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
      * QPs go first, so that nothing is in flight when they are freed */
     uct_srqud_zcopy_cleanup(self);
 
+    /* What this side received and still owes an acknowledgement for is
+     * acknowledged before it goes: a peer's flush (a closing UCP ep)
+     * would otherwise resend into the void until UCX_SRQUD_TIMEOUT and
+     * end in an error for packets that had arrived. Best effort, as the
+     * batched sends below. */
+    uct_srqud_ep_acks_send(self, UCS_TIME_INFINITY);
+
     /* Passive endpoints belong to the interface, and so do endpoints the
      * user destroyed that were still lingering */
     ucs_ptr_array_for_each(ep, i, &self->eps) {
