@@ -30,11 +30,11 @@ LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE${UCX_VER:+-$UCX_VER}
 mkdir -p "$LOGDIR"
 FAILED=0
 
-result() {   # result NAME STATUS
+result() {   # result NAME STATUS [SECONDS]
     if [ "$2" = 0 ]; then
-        echo "RESULT $1 PASS"
+        echo "RESULT $1 PASS${3:+ ($3 s)}"
     else
-        echo "RESULT $1 FAIL"
+        echo "RESULT $1 FAIL${3:+ ($3 s)}"
         FAILED=1
     fi
 }
@@ -42,10 +42,12 @@ result() {   # result NAME STATUS
 run() {      # run NAME CMD... : output to the log, tail on failure
     local name=$1; shift
     local log=$LOGDIR/$name.log
+    local t0=$SECONDS
     echo "---- $name: $*" > "$log"
     timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$@" >> "$log" 2>&1
     local rc=$?
-    result "$name" $rc
+    # the seconds each check took: CI's time budget is watched per check
+    result "$name" $rc $((SECONDS - t0))
     if [ $rc != 0 ]; then
         tail -40 "$log" | sed "s/^/    [$name] /"
     fi
