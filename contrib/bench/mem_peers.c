@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #define AM_ID      5
@@ -54,6 +55,33 @@ typedef struct {
 
 static shared_t *g_shm;
 static unsigned g_received;
+#define MAX_PEER_PROCS 64
+static pid_t g_pids[MAX_PEER_PROCS];
+static unsigned g_nprocs;
+
+
+/* A peer process that exited before the end (its interface did not open,
+ * a connect failed) never sets the flags the hub waits for: end the run
+ * with the reason instead of waiting forever */
+static void check_peers_alive(void)
+{
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+
+    if (pid <= 0) {
+        return;
+    }
+    fprintf(stderr, "mem_peers: peer process %d exited before the end (%s "
+            "%d); its error is above\n", (int)pid,
+            WIFEXITED(status) ? "exit status" : "signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    for (unsigned p = 0; p < g_nprocs; ++p) {
+        if (g_pids[p] != pid) {
+            kill(g_pids[p], SIGTERM);
+        }
+    }
+    exit(1);
+}
 
 
 static ucs_status_t count_handler(void *arg, void *data, size_t length,
@@ -210,8 +238,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if ((n == 0) || (nprocs == 0) || (nprocs > n)) {
-        fprintf(stderr, "mem_peers: need 0 < PEER_PROCS <= MAX_PEERS\n");
+    if ((n == 0) || (nprocs == 0) || (nprocs > n) ||
+        (nprocs > MAX_PEER_PROCS)) {
+        fprintf(stderr, "mem_peers: need 0 < PEER_PROCS <= MAX_PEERS, "
+                "PEER_PROCS <= %d\n", MAX_PEER_PROCS);
         return 2;
     }
 
@@ -224,10 +254,12 @@ int main(int argc, char **argv)
 
     /* peers first, before this process touches UCX (no fork after init) */
     for (p = 0; p < nprocs; ++p) {
-        if (fork() == 0) {
+        g_pids[p] = fork();
+        if (g_pids[p] == 0) {
             peer_main(tl, dev, n, nprocs, p);
         }
     }
+    g_nprocs = nprocs;
 
     bench_ctx_open(&ctx, tl, dev);
     bench_iface_open(&ctx, &hub);
@@ -240,6 +272,7 @@ int main(int argc, char **argv)
     g_shm->hub_ready = 1;
     for (i = 0; i < n; ++i) {
         while (!g_shm->peers[i].ready) {
+            check_peers_alive();
             usleep(1000);
         }
     }
@@ -259,6 +292,7 @@ int main(int argc, char **argv)
                 g_shm->peers[i].hub_ep_ready = 1;
                 while (g_shm->peers[i].hub_ep_ready != 2) {
                     uct_worker_progress(ctx.worker);
+                    check_peers_alive();
                 }
             } else {
                 eps[i] = connect_iface(hub.iface, g_shm->peers[i].dev_addr,
@@ -276,6 +310,7 @@ int main(int argc, char **argv)
         /* every peer so far answered, and our messages are acknowledged */
         while (g_received < connected) {
             uct_worker_progress(ctx.worker);
+            check_peers_alive();
         }
         while (uct_iface_flush(hub.iface, 0, NULL) == UCS_INPROGRESS) {
             uct_worker_progress(ctx.worker);
