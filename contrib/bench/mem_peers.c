@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
@@ -53,10 +54,11 @@ typedef struct {
     peer_slot_t   peers[];
 } shared_t;
 
+#define MAX_PEER_PROCS 64
+
 static shared_t *g_shm;
 static unsigned g_received;
-#define MAX_PEER_PROCS 64
-static pid_t g_pids[MAX_PEER_PROCS];
+static pid_t g_pids[MAX_PEER_PROCS];   /* the peer processes forked */
 static unsigned g_nprocs;
 
 
@@ -256,10 +258,22 @@ int main(int argc, char **argv)
     for (p = 0; p < nprocs; ++p) {
         g_pids[p] = fork();
         if (g_pids[p] == 0) {
+            /* a hub that exits (its own error) takes its peers along */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
             peer_main(tl, dev, n, nprocs, p);
         }
+        if (g_pids[p] < 0) {
+            perror("mem_peers: fork");
+            break;
+        }
+        g_nprocs = p + 1;
     }
-    g_nprocs = nprocs;
+    if (g_nprocs < nprocs) {
+        for (p = 0; p < g_nprocs; ++p) {
+            kill(g_pids[p], SIGTERM);
+        }
+        return 1;
+    }
 
     bench_ctx_open(&ctx, tl, dev);
     bench_iface_open(&ctx, &hub);
