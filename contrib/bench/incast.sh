@@ -10,8 +10,9 @@
 #
 # srqud, srqud with UCX_RNDV_THRESH=256k (the README's setting for this
 # pattern on shared cores), ud_verbs and rc_verbs in one run, repetitions
-# interleaved (rep -> transport -> level). Per level and size the median aggregate goodput at
-# the receiver and its spread, srqud/rc_verbs, and what the fabric did
+# interleaved (rep -> transport -> level). Per level and size the median
+# aggregate goodput at the receiver and its spread, the two srqud series'
+# ratios to rc_verbs, and what the fabric did
 # about it: srqud's resent packets and drops (all processes' counters), and
 # rxe's own counters (RC's retries, duplicate requests, RNR). NP processes
 # on 2 vCPUs are oversubscribed above 2; the table says so. Table on

@@ -12,8 +12,9 @@
  * UCX_TLS / UCX_NET_DEVICES choose the transport, as for any UCP program.
  * Prints "size MBs msgs_per_s" for the receiver's aggregate goodput from
  * the start signal (every sender connected by a first message, the
- * window posted, every sender told to go) to its last completed receive; exit status 1 on a wrong byte, a failed
- * operation or a process that did not finish.
+ * window posted, every sender told to go) to its last completed receive;
+ * exit status 1 on a wrong byte, a failed operation or a process that did
+ * not finish.
  *
  * The processes are forked before UCX is initialized; the receiver's
  * worker address goes to the senders over pipes, then the start signal
