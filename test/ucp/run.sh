@@ -3,7 +3,7 @@
 # UCP-level correctness of srqud beside UCX's ud_verbs and rc_verbs, in one
 # run, inside the Soft-RoCE VM (contrib/vm-tests.sh runs it):
 #
-#   test/ucp/run.sh [-q] [-o DIR]
+#   test/ucp/run.sh [-q] [-c] [-o DIR]
 #
 # Every check of srqud_ucp_check (RMA with worker/ep flush, explicit
 # completion, close; get; fence; tag; AM; stream; peer failure; bounded
@@ -14,7 +14,12 @@
 # references show what UCX's own transports do in the same run: they do
 # not decide the exit status, srqud's results do. Prints "RESULT <name> PASS|FAIL" per srqud
 # variant and a table; -o DIR keeps the logs and table (default
-# $SRQUD_BUILD/vm-logs/ucp). -q: srqud only (no references).
+# $SRQUD_BUILD/vm-logs/ucp). -q: srqud only (no references). -c: srqud's
+# core variants only (CI): protocols v1 with and without a passive target
+# and with loss, v2 with loss (the same checks as v2 without), threads
+# under loss with a shared receive pool and with a thread domain each (the
+# ends of UCX_SRQUD_SHARE); the others (v2 alone, v2 passive, threads
+# without loss, SHARE=pd) with the full run.
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,11 +27,13 @@ SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 CHECK=${SRQUD_UCP_CHECK:-$SRQUD_BUILD/obj/test/ucp/srqud_ucp_check}
 OUT=$SRQUD_BUILD/vm-logs/ucp
 REFS=1
-while getopts "qo:" c; do
+CORE=0
+while getopts "qco:" c; do
     case $c in
     q) REFS=0 ;;
+    c) CORE=1 ;;
     o) OUT=$OPTARG ;;
-    *) echo "usage: $0 [-q] [-o DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-q] [-c] [-o DIR]" >&2; exit 2 ;;
     esac
 done
 mkdir -p "$OUT"
@@ -43,9 +50,14 @@ FAILED=0
 COLUMNS=()
 declare -A CELL
 
-# variant NAME IS_REFERENCE "ENV" [srqud_ucp_check args...]
+# variant NAME IS_REFERENCE "ENV" [srqud_ucp_check args...]; IS_REFERENCE
+# 2: a variant of srqud outside the core set (-c leaves it out)
 variant() {
     local name=$1 ref=$2 envs=$3; shift 3
+    if [ "$ref" = 2 ]; then
+        [ $CORE = 1 ] && return 0
+        ref=0
+    fi
     local log=$OUT/$name.log t0=$SECONDS rc line check status
     COLUMNS+=("$name")
     echo "---- $name: $envs srqud_ucp_check $*" > "$log"
@@ -64,9 +76,9 @@ variant() {
     fi
     if [ "$ref" = 0 ]; then
         if [ $rc = 0 ]; then
-            echo "RESULT ucp_check_$name PASS"
+            echo "RESULT ucp_check_$name PASS ($((SECONDS - t0)) s)"
         else
-            echo "RESULT ucp_check_$name FAIL"
+            echo "RESULT ucp_check_$name FAIL ($((SECONDS - t0)) s)"
             FAILED=1
             grep -E '^CHECK .* FAIL|timed out|Segmentation|Assertion' "$log" |
                 head -20 | sed "s/^/    [$name] /"
@@ -78,8 +90,9 @@ variant() {
 
 B=16   # UCX_SRQUD_RX_MAX_POLL's default
 for p in n y; do
-    variant srqud_proto$p 0 "$SRQUD UCX_PROTO_ENABLE=$p" -B $B
-    variant srqud_proto${p}_passive 0 "$SRQUD UCX_PROTO_ENABLE=$p" -P $RMA_CHECKS
+    core=0; [ $p = y ] && core=2
+    variant srqud_proto$p $core "$SRQUD UCX_PROTO_ENABLE=$p" -B $B
+    variant srqud_proto${p}_passive $core "$SRQUD UCX_PROTO_ENABLE=$p" -P $RMA_CHECKS
     variant srqud_proto${p}_loss5 0 "$SRQUD UCX_PROTO_ENABLE=$p UCX_SRQUD_FAULT_TX_DROP=0.05 UCX_LOG_LEVEL=error" -B $B
     if [ $REFS = 1 ]; then
         variant ud_verbs_proto$p 1 "$UD UCX_PROTO_ENABLE=$p" -B $B -T 60
@@ -92,9 +105,10 @@ done
 # N threads x M peers, a worker per thread (check threads): every level of
 # UCX_SRQUD_SHARE under 2 % loss, and srq without; the references once
 T="-t threads -W 3x3"
-variant srqud_threads_srq 0 "$SRQUD" $T
+variant srqud_threads_srq 2 "$SRQUD" $T
 for share in srq pd td; do
-    variant srqud_threads_${share}_loss2 0 "$SRQUD UCX_SRQUD_SHARE=$share UCX_SRQUD_FAULT_TX_DROP=0.02 UCX_LOG_LEVEL=error" $T
+    core=0; [ $share = pd ] && core=2
+    variant srqud_threads_${share}_loss2 $core "$SRQUD UCX_SRQUD_SHARE=$share UCX_SRQUD_FAULT_TX_DROP=0.02 UCX_LOG_LEVEL=error" $T
 done
 if [ $REFS = 1 ]; then
     variant ud_verbs_threads 1 "$UD" $T -T 60
