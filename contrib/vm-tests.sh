@@ -84,7 +84,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # protocols v1/v2, a passive target and 5 % loss, ud_verbs and rc_verbs
     # beside it as references (their results are listed, srqud's count)
     # The references (6 of the 11 minutes) only inform, so CI leaves them
-    # out, and runs srqud's core variants (-c: 6 of 10, 6 min -> 4);
+    # out, and runs srqud's core variants (-c: 6 of 10, 370 s -> 218);
     # SRQUD_FULL=1 (contrib/test.sh --full) runs everything
     ucp_tier="-q -c"; [ "${SRQUD_FULL:-0}" = 1 ] && ucp_tier=
     TEST_TIMEOUT=1500 run ucp_checks "$ROOT/test/ucp/run.sh" $ucp_tier

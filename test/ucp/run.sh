@@ -50,8 +50,9 @@ FAILED=0
 COLUMNS=()
 declare -A CELL
 
-# variant NAME IS_REFERENCE "ENV" [srqud_ucp_check args...]; IS_REFERENCE
-# 2: a variant of srqud outside the core set (-c leaves it out)
+# variant NAME KIND "ENV" [srqud_ucp_check args...]; KIND 0: srqud, core;
+# 1: a reference (ud_verbs, rc_verbs); 2: srqud outside the core set (-c
+# leaves it out)
 variant() {
     local name=$1 ref=$2 envs=$3; shift 3
     if [ "$ref" = 2 ]; then
@@ -90,9 +91,9 @@ variant() {
 
 B=16   # UCX_SRQUD_RX_MAX_POLL's default
 for p in n y; do
-    core=0; [ $p = y ] && core=2
-    variant srqud_proto$p $core "$SRQUD UCX_PROTO_ENABLE=$p" -B $B
-    variant srqud_proto${p}_passive $core "$SRQUD UCX_PROTO_ENABLE=$p" -P $RMA_CHECKS
+    kind=0; [ $p = y ] && kind=2   # v2: outside the core set
+    variant srqud_proto$p $kind "$SRQUD UCX_PROTO_ENABLE=$p" -B $B
+    variant srqud_proto${p}_passive $kind "$SRQUD UCX_PROTO_ENABLE=$p" -P $RMA_CHECKS
     variant srqud_proto${p}_loss5 0 "$SRQUD UCX_PROTO_ENABLE=$p UCX_SRQUD_FAULT_TX_DROP=0.05 UCX_LOG_LEVEL=error" -B $B
     if [ $REFS = 1 ]; then
         variant ud_verbs_proto$p 1 "$UD UCX_PROTO_ENABLE=$p" -B $B -T 60
@@ -107,8 +108,8 @@ done
 T="-t threads -W 3x3"
 variant srqud_threads_srq 2 "$SRQUD" $T
 for share in srq pd td; do
-    core=0; [ $share = pd ] && core=2
-    variant srqud_threads_${share}_loss2 $core "$SRQUD UCX_SRQUD_SHARE=$share UCX_SRQUD_FAULT_TX_DROP=0.02 UCX_LOG_LEVEL=error" $T
+    kind=0; [ $share = pd ] && kind=2
+    variant srqud_threads_${share}_loss2 $kind "$SRQUD UCX_SRQUD_SHARE=$share UCX_SRQUD_FAULT_TX_DROP=0.02 UCX_LOG_LEVEL=error" $T
 done
 if [ $REFS = 1 ]; then
     variant ud_verbs_threads 1 "$UD" $T -T 60
