@@ -44,8 +44,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 # 1.22.0 left CI in stop 33 (its build, unit tests and loading: 5 min)
-OTHER_UCX=${SRQUD_CI_UCX-1.18.1}
-[ $FULL = 1 ] && OTHER_UCX=${SRQUD_CI_UCX-1.18.1 1.22.0}
+other_default=1.18.1; [ $FULL = 1 ] && other_default="1.18.1 1.22.0"
+OTHER_UCX=${SRQUD_CI_UCX-$other_default}
 # Of those, the ones whose device tests (a VM boot: srqud_vm_test, loss,
 # MPI, for 1.18.1 the UCC TL over srqud) CI runs: none by default, as
 # stop 32's CI ran past its 90 minutes with 1.18.1's (9 min); they are

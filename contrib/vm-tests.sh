@@ -133,11 +133,8 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # UCX's own UCT conformance suite, srqud cases; CI leaves out the two
     # longest (6.7 of its 14 minutes: "#long #full" in srqud.filter),
     # SRQUD_FULL=1 runs every case
-    gtest_skip=
-    [ "${SRQUD_FULL:-0}" = 1 ] ||
-        gtest_skip=$(sed -n 's/^#long #full //p' "$ROOT/test/ucx-gtest/srqud.filter" | paste -sd:)
-    SRQUD_GTEST_EXCLUDE=$gtest_skip TEST_TIMEOUT=2400 run ucx_uct_conformance \
-        "$ROOT/test/ucx-gtest/run.sh"
+    gtest_tier=--ci; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
+    TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh" $gtest_tier
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
 elif [ $ROUTE = ucx ]; then
     # Another UCX version: contrib/env.sh (sourced by vm-run with SRQUD_UCX

@@ -3,11 +3,12 @@
 # Run UCX's UCT conformance suite for srqud (built by
 # contrib/build-ucx-gtest.sh) inside the Soft-RoCE VM:
 #
-#   contrib/softroce/vm-run -- test/ucx-gtest/run.sh [gtest args...]
+#   contrib/softroce/vm-run -- test/ucx-gtest/run.sh [--ci] [gtest args...]
 #
 # Every srqud case runs except those listed in srqud.filter, each with the
 # reason it does not apply, and those in SRQUD_GTEST_EXCLUDE (":"-separated
-# patterns, e.g. the "#long" cases of srqud.filter for a quick run). A skip reported by the suite itself ("[ SKIP ]",
+# patterns, e.g. the "#long" cases of srqud.filter for a quick run).
+# --ci: CI's tier, without the cases srqud.filter marks "#long #full". A skip reported by the suite itself ("[ SKIP ]",
 # a capability srqud does not have) is counted and printed, not hidden.
 # Exit status: gtest's (non-zero if any case failed).
 #
@@ -17,9 +18,17 @@ SRQUD_BUILD=${SRQUD_BUILD:-$(cd "$HERE/../.." && pwd)/build}
 GTEST=${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}
 
 [ -x "$GTEST" ] || { echo "ucx-gtest: $GTEST not built (contrib/build-ucx-gtest.sh)" >&2; exit 1; }
+ci=0
+if [ "${1:-}" = --ci ]; then
+    ci=1; shift
+fi
 
 # srqud.filter: one negative pattern per line, "#" comments
 exclude=$(grep -v -E '^\s*(#|$)' "$HERE/srqud.filter" | awk '{print $1}' | paste -sd:)
+if [ $ci = 1 ]; then
+    ci_skip=$(sed -n 's/^#long #full //p' "$HERE/srqud.filter" | paste -sd:)
+    exclude=$exclude${ci_skip:+:$ci_skip}
+fi
 extra=${SRQUD_GTEST_EXCLUDE:-}
 exclude=$exclude${extra:+:$extra}
 filter="srqud/*${exclude:+-$exclude}"
