@@ -85,3 +85,21 @@ TEST(srqud_gid, ties_go_to_lowest_index_and_zero_entries_are_skipped)
     EXPECT_EQ(1, uct_srqud_gid_select(t.data(), t.size()));
     EXPECT_LT(uct_srqud_gid_score(&t[0]), 0);
 }
+
+/* A sender on the same IB subnet without a GRH is known by its LID: two
+ * LIDs give two keys, the subnet prefix (what routing reads) is kept */
+TEST(srqud_gid, a_sender_without_grh_is_keyed_by_its_lid)
+{
+    const uint8_t prefix[8] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0};
+    uint8_t a[16], b[16], a2[16];
+
+    uct_srqud_gid_from_lid(prefix, 0x0012, a);
+    uct_srqud_gid_from_lid(prefix, 0x1200, b);
+    uct_srqud_gid_from_lid(prefix, 0x0012, a2);
+    EXPECT_EQ(0, memcmp(a, prefix, sizeof(prefix)));
+    EXPECT_EQ(0, memcmp(b, prefix, sizeof(prefix)));
+    EXPECT_NE(0, memcmp(a, b, sizeof(a)));
+    EXPECT_EQ(0, memcmp(a, a2, sizeof(a)));
+    EXPECT_EQ(0x00, a[14]);
+    EXPECT_EQ(0x12, a[15]);
+}

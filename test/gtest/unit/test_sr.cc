@@ -139,6 +139,38 @@ TEST(srqud_sr, timeout_resends_only_what_is_old_and_not_held)
     EXPECT_EQ((std::vector<uct_srqud_psn_t>{10, 11, 13}), resent);
 }
 
+/* A cumulative ack the async thread holds for the user: what it covers is
+ * not resent, and the oldest slot the timeout always resends is the first
+ * one beyond it */
+TEST(srqud_sr, a_timeout_resends_nothing_a_pending_ack_covers)
+{
+    window w(65534, 5);   /* 65534..2, across the wrap */
+    uint64_t map[UCT_SRQUD_SR_WORDS] = {};
+    std::vector<uct_srqud_psn_t> resent;
+
+    EXPECT_EQ(2u, uct_srqud_sr_mark_acked(&w.q, 65535));
+    EXPECT_EQ(0u, uct_srqud_sr_mark_acked(&w.q, 65535)); /* repeated */
+    /* 1 is held, and 0 by a wrong mark (a receiver holding the packet
+     * after its cumulative ack would have delivered it): 0 is the oldest
+     * one not acked, resent whatever its mark */
+    uct_srqud_sack_set(map, 0);
+    uct_srqud_sack_set(map, 1);
+    uct_srqud_sr_sack(&w.q, 65535, map);
+    EXPECT_EQ(2u, uct_srqud_sr_resend_expired(&w.q, 100, 50, UINT_MAX,
+                                              record_resend, &resent));
+    EXPECT_EQ((std::vector<uct_srqud_psn_t>{0, 2}), resent);
+    unsigned lost;
+    EXPECT_EQ(2u, uct_srqud_sr_pipe(&w.q, &lost)); /* both went again */
+    EXPECT_EQ(0u, lost);
+
+    /* everything acknowledged: a timeout has nothing to resend */
+    resent.clear();
+    EXPECT_EQ(3u, uct_srqud_sr_mark_acked(&w.q, 2));
+    EXPECT_EQ(0u, uct_srqud_sr_resend_expired(&w.q, 1000, 50, UINT_MAX,
+                                              record_resend, &resent));
+    EXPECT_TRUE(resent.empty());
+}
+
 TEST(srqud_sr, a_scan_stops_without_resources)
 {
     window w(0, 4);

@@ -252,6 +252,48 @@ TEST_F(srqud_rel_async, receiver_computing_still_acknowledges)
 }
 
 
+/* A sender that stops progressing for ten retransmission timeouts while the
+ * acknowledgements of everything it sent come back: UCX's async thread
+ * takes them and leaves them for the user's progress (applying one
+ * completes sends), and must not resend what they acknowledge. Before, its
+ * timer resent the whole window every timeout, every copy arriving as a
+ * duplicate: the spurious resends of oversubscribed runs. */
+TEST_F(srqud_rel_async, sender_away_resends_nothing_its_queued_acks_cover)
+{
+    /* within one window (256): all sent without an acknowledgement */
+    const unsigned count = 200;
+    ASSERT_NO_FATAL_FAILURE(send_all(count, 512, false, 200000000ul));
+
+    /* only the receiver progresses: it takes everything and acknowledges */
+    progress_until(*receiver, [&] { return log.count >= count; },
+                   100000000ul);
+    expect_received(count);
+
+    /* 200 ms (RTO_MIN is 20 ms) of the receiver progressing, so that its
+     * last acknowledgement leaves, and the sender away */
+    for (int i = 0; i < 200; ++i) {
+        receiver->progress();
+        usleep(1000);
+    }
+    uct_srqud_iface_stats_t tx = srqud_stats(sender->handle);
+    EXPECT_GT(tx.async_queued, 0u); /* the acks waited for the user */
+    EXPECT_EQ(0u, tx.tx_retransmits);
+    EXPECT_EQ(0u, tx.tx_timeouts);
+    EXPECT_EQ(0u, srqud_stats(receiver->handle).rx_duplicates);
+
+    /* back: the queued acks complete everything */
+    comp_t comp;
+    ucs_status_t status = uct_ep_flush(ep, 0, &comp.super);
+    if (status == UCS_INPROGRESS) {
+        progress_until(*sender, [&] { return comp.calls > 0; }, 40000000ul);
+        ASSERT_EQ(1u, comp.calls);
+        status = comp.super.status;
+    }
+    EXPECT_EQ(UCS_OK, status);
+    EXPECT_EQ(0u, srqud_stats(sender->handle).tx_retransmits);
+}
+
+
 /* A sender that stops progressing (an MPI rank inside another library's
  * loop) with lost packets in its window: UCX's async thread resends them
  * all, though the acknowledgements that would open its congestion window

@@ -7,6 +7,7 @@
 #endif
 
 #include "srqud_dev.h"
+#include "srqud_gid.h"
 #include "srqud_verbs.h"
 
 #include <ucs/debug/log.h>
@@ -480,8 +481,7 @@ ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,
         if (iface->is_roce) {
             return UCS_ERR_INVALID_ADDR;
         }
-        memcpy(gid, iface->gid.raw, 8); /* same subnet, by LID */
-        memset(gid + 8, 0, 8);
+        uct_srqud_gid_from_lid(iface->gid.raw, wc->slid, gid);
         return UCS_OK;
     }
 

@@ -54,6 +54,9 @@ static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
         ep->flags |= UCT_SRQUD_EP_FLAG_REORDERS;
     }
     ep->tx.acked         = ack_psn;
+    if (uct_srqud_psn_lt(ep->ack_seen, ack_psn)) {
+        ep->ack_seen = ack_psn;
+    }
     ep->tx.progress_time = now;
     ep->tx.resend_time   = now;
     ep->tx.rto           = uct_srqud_rtt_rto(&ep->tx.rtt, iface->config.rto_min,
@@ -218,6 +221,32 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+void uct_srqud_ep_ack_seen(uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn,
+                           const uct_srqud_sack_t *sack)
+{
+    uint64_t map[UCT_SRQUD_SR_WORDS];
+
+    if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->ack_seen, ack_psn)) {
+        /* the peer answers: a timeout counts from now, as it would had
+         * the ack been applied */
+        ep->ack_seen         = ack_psn;
+        ep->tx.progress_time = ucs_get_time();
+        ep->tx.resend_time   = ep->tx.progress_time;
+    }
+
+    /* what it acknowledges, and what it shows held, is not resent by a
+     * timeout meanwhile; the user's progress releases the slots */
+    if (!uct_srqud_psn_lt(ack_psn, ep->tx.acked) &&
+        uct_srqud_psn_lt(ack_psn, ep->tx.next)) {
+        uct_srqud_sr_mark_acked(&ep->tx.window, ack_psn);
+        if (sack != NULL) {
+            memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
+            uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
+        }
+    }
+}
+
+
 /* What the sender's side looked like when its peer went silent: tells a
  * peer that really stopped from a sender that stopped resending
  * (UCX_LOG_LEVEL=diag) */
@@ -308,6 +337,12 @@ void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
             } else {
                 iface->async.wake_user = 1; /* a sleeping user must hear */
             }
+            continue;
+        }
+
+        /* everything it sent is acknowledged, the acks still queued for
+         * the user (uct_srqud_ep_ack_seen): nothing is in the network */
+        if (ep->ack_seen == (uct_srqud_psn_t)(ep->tx.next - 1)) {
             continue;
         }
 
@@ -643,6 +678,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->flushes_wait_ops = 0;
     ucs_arbiter_group_init(&self->arb_group);
     self->back_psn     = 0;
+    self->ack_seen     = self->tx.acked;
     /* the peer's port: a passive ep gets its whole key later; an active
      * one is matched by it (and dest_qpn) with the passive ep of the same
      * peer, whose owed acks its AMs take back (srqud_back_ack.c) */

@@ -218,6 +218,7 @@ ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
     desc->slot.resends   = 0;
     desc->slot.passed    = 0;
     desc->slot.lost      = 0;
+    desc->slot.acked     = 0;
     desc->slot.send_time = ucs_get_time();
 
     status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);

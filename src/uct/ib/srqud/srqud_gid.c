@@ -82,3 +82,13 @@ int uct_srqud_gid_select(const uct_srqud_gid_entry_t *entries, size_t num)
 
     return best_index;
 }
+
+
+void uct_srqud_gid_from_lid(const uint8_t *prefix, uint16_t slid,
+                            uint8_t *gid)
+{
+    memcpy(gid, prefix, 8);
+    memset(gid + 8, 0, 8);
+    gid[14] = (uint8_t)(slid >> 8);
+    gid[15] = (uint8_t)slid;
+}

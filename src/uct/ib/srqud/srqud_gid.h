@@ -1,7 +1,8 @@
 /**
  * Copyright (c) srqud developers. See COPYING for license information.
  *
- * GID selection. Pure logic, unit-tested on the host.
+ * GID selection, and the key address of a sender without a GRH. Pure
+ * logic, unit-tested on the host.
  *
  * RoCE ports list one GID per IP address of the netdev and RoCE version.
  * UCX's ib transports default to index 0, which on rxe over "lo" is a
@@ -46,6 +47,19 @@ int uct_srqud_gid_score(const uct_srqud_gid_entry_t *entry);
  * @return the index, or -1 if no entry is usable.
  */
 int uct_srqud_gid_select(const uct_srqud_gid_entry_t *entries, size_t num);
+
+
+/**
+ * The address a passive endpoint's key holds for a sender on the same
+ * InfiniBand subnet whose packets come without a GRH: the subnet @a prefix
+ * (8 bytes) and, where the interface id would be, the sender's @a slid
+ * (the packet tells nothing else). Two senders with the same QP number
+ * and endpoint id on different LIDs are then different peers. Only the
+ * prefix decides an address handle's routing, so the LID bytes change
+ * nothing there.
+ */
+void uct_srqud_gid_from_lid(const uint8_t *prefix, uint16_t slid,
+                            uint8_t *gid);
 
 #ifdef __cplusplus
 }

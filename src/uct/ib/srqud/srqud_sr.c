@@ -29,6 +29,27 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
 }
 
 
+unsigned uct_srqud_sr_mark_acked(ucs_queue_head_t *window,
+                                 uct_srqud_psn_t ack_psn)
+{
+    uct_srqud_tx_slot_t *slot;
+    unsigned marked = 0;
+
+    ucs_queue_for_each(slot, window, elem) {
+        if (!uct_srqud_psn_le(slot->psn, ack_psn)) {
+            break;
+        }
+        if (!slot->acked) {
+            slot->acked  = 1;
+            slot->sacked = 1;
+            slot->lost   = 0;
+            ++marked;
+        }
+    }
+    return marked;
+}
+
+
 unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
                               uct_srqud_psn_t ack_psn, uint64_t now,
                               uct_srqud_rtt_t *rtt,
@@ -168,6 +189,9 @@ unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
     int oldest = 1;
 
     ucs_queue_for_each(slot, window, elem) {
+        if (slot->acked) {
+            continue; /* delivered: only its release is still to come */
+        }
         /* The oldest one is never held: the receiver would have delivered
          * it and moved the cumulative ack past it. Resending it whatever
          * its mark says keeps one wrong mark from stalling the stream. */

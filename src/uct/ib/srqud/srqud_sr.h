@@ -41,6 +41,8 @@ typedef struct uct_srqud_tx_slot {
     uint8_t          passed;     /* later ones arrived while it was missing */
     uint8_t          lost;       /* a timeout gave it up: resent as the
                                     congestion window lets it */
+    uint8_t          acked;      /* a cumulative ack covers it (sacked
+                                    too); released by the user's progress */
 } uct_srqud_tx_slot_t;
 
 
@@ -65,6 +67,16 @@ typedef int (*uct_srqud_sr_resend_cb_t)(uct_srqud_tx_slot_t *slot, void *arg);
  */
 unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
                            const uint64_t *map);
+
+
+/**
+ * A cumulative acknowledgement up to @a ack_psn that cannot be applied yet
+ * (the async thread leaves releases to the user's progress): the slots it
+ * covers are marked acked, so that neither a timeout nor fast retransmit
+ * resends them meanwhile. Returns how many were newly marked.
+ */
+unsigned uct_srqud_sr_mark_acked(ucs_queue_head_t *window,
+                                 uct_srqud_psn_t ack_psn);
 
 
 /**
@@ -95,7 +107,8 @@ unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
 
 /**
  * Retransmission timeout: the slots not known to have arrived that were
- * (re)sent at least @a rto before @a now are lost (and the oldest, always);
+ * (re)sent at least @a rto before @a now are lost (and the oldest not
+ * acked, always);
  * up to @a budget of them are resent now, oldest first, the others by
  * uct_srqud_sr_resend_marked() as acknowledgements open the congestion
  * window. Returns how many were resent.

@@ -459,6 +459,10 @@ typedef struct uct_srqud_ep {
                                               last flush, for the next */
     uct_srqud_psn_t          back_psn;     /* active, with FLAG_BACK_DUE: an
                                               ack that came back */
+    uct_srqud_psn_t          ack_seen;     /* active: the newest cumulative
+                                              ack received, applied or still
+                                              queued by the async thread;
+                                              never behind tx.acked */
     uint32_t                 ops;          /* RMA / zero-copy operations in
                                               progress (flush waits) */
     uint32_t                 flushes_wait_ops; /* flushes with wait_ops */
