@@ -19,7 +19,8 @@
 /* Does passive @a pep receive from the interface @a ep sends to? Both send
  * to the peer's interface QP and keep the peer's GID in peer_key. Only on
  * RoCE: over InfiniBand without a GRH a passive ep knows its peer's
- * subnet, not its port, and a wrong match would hand one peer's token to
+ * subnet and LID (uct_srqud_gid_from_lid), not the port GID the active
+ * ep was given, and a wrong match would hand one peer's token to
  * another. */
 static int uct_srqud_back_ack_same_peer(const uct_srqud_iface_t *iface,
                                         const uct_srqud_ep_t *ep,
