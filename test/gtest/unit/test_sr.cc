@@ -148,8 +148,8 @@ TEST(srqud_sr, a_timeout_resends_nothing_a_pending_ack_covers)
     uint64_t map[UCT_SRQUD_SR_WORDS] = {};
     std::vector<uct_srqud_psn_t> resent;
 
-    EXPECT_EQ(2u, uct_srqud_sr_mark_acked(&w.q, 65535));
-    EXPECT_EQ(0u, uct_srqud_sr_mark_acked(&w.q, 65535)); /* repeated */
+    EXPECT_EQ(2u, uct_srqud_sr_mark_acked(&w.q, 65535, NULL));
+    EXPECT_EQ(0u, uct_srqud_sr_mark_acked(&w.q, 65535, NULL)); /* repeated */
     /* 1 is held, and 0 by a wrong mark (a receiver holding the packet
      * after its cumulative ack would have delivered it): 0 is the oldest
      * one not acked, resent whatever its mark */
@@ -165,10 +165,61 @@ TEST(srqud_sr, a_timeout_resends_nothing_a_pending_ack_covers)
 
     /* everything acknowledged: a timeout has nothing to resend */
     resent.clear();
-    EXPECT_EQ(3u, uct_srqud_sr_mark_acked(&w.q, 2));
+    EXPECT_EQ(3u, uct_srqud_sr_mark_acked(&w.q, 2, NULL));
     EXPECT_EQ(0u, uct_srqud_sr_resend_expired(&w.q, 1000, 50, UINT_MAX,
                                               record_resend, &resent));
     EXPECT_TRUE(resent.empty());
+}
+
+/* F-RTO's question asked of the marks: a packet a timeout gave up that
+ * arrives without having been resent shows the timeout was spurious;
+ * one that was resent cannot tell (either copy may have arrived) */
+TEST(srqud_sr, a_given_up_packet_arriving_unresent_shows_a_spurious_timeout)
+{
+    window w(0, 8);
+    uint64_t map[UCT_SRQUD_SR_WORDS] = {};
+    std::vector<uct_srqud_psn_t> resent;
+    unsigned flags, lost;
+
+    /* everything expired: 0 and 1 go again (budget 2), 2..7 wait */
+    EXPECT_EQ(2u, uct_srqud_sr_resend_expired(&w.q, 100, 50, 2,
+                                              record_resend, &resent));
+    for (auto &p : w.pkts) {
+        p->slot.resends += (p->slot.psn < 2);
+    }
+    uct_srqud_sr_pipe(&w.q, &lost);
+    EXPECT_EQ(6u, lost);
+
+    /* the resent 0 and 1 acknowledged: no conclusion */
+    EXPECT_FALSE(uct_srqud_sr_lost_arrived(&w.q));
+    EXPECT_EQ(2u, uct_srqud_sr_mark_acked(&w.q, 1, &flags));
+    EXPECT_EQ(0u, flags);
+    EXPECT_FALSE(uct_srqud_sr_lost_arrived(&w.q));
+
+    /* 5 held, never resent: the original arrived */
+    uct_srqud_sack_set(map, 5);
+    uct_srqud_sr_sack(&w.q, 1, map);
+    EXPECT_TRUE(uct_srqud_sr_lost_arrived(&w.q));
+    /* undone: nothing is marked lost, nothing is resent for it */
+    EXPECT_EQ(6u, uct_srqud_sr_undo_timeout(&w.q));
+    uct_srqud_sr_pipe(&w.q, &lost);
+    EXPECT_EQ(0u, lost);
+    resent.clear();
+    EXPECT_EQ(0u, uct_srqud_sr_resend_marked(&w.q, 8, record_resend,
+                                             &resent));
+
+    /* the cumulative way: a given-up, unresent packet acked or released */
+    window v(10, 3);
+    EXPECT_EQ(0u, uct_srqud_sr_resend_expired(&v.q, 100, 50, 0,
+                                              record_resend, &resent));
+    EXPECT_EQ(2u, uct_srqud_sr_mark_acked(&v.q, 11, &flags));
+    EXPECT_EQ((unsigned)UCT_SRQUD_SR_SPURIOUS, flags);
+    uct_srqud_rtt_t rtt = {};
+    EXPECT_EQ(3u, uct_srqud_sr_release(&v.q, 12, 200, &rtt,
+                                       [](uct_srqud_tx_slot_t*, void*) {},
+                                       NULL, &flags));
+    EXPECT_EQ((unsigned)UCT_SRQUD_SR_SPURIOUS, flags);
+    EXPECT_EQ(200u, rtt.srtt); /* the late original's round trip */
 }
 
 TEST(srqud_sr, a_scan_stops_without_resources)

@@ -56,6 +56,19 @@ protected:
         }
     }
 
+    /* flush the ep, progressing the sender only, until it completes */
+    ucs_status_t flush_progressing_sender()
+    {
+        comp_t comp;
+        ucs_status_t status = uct_ep_flush(ep, 0, &comp.super);
+
+        if (status != UCS_INPROGRESS) {
+            return status;
+        }
+        progress_until(*sender, [&] { return comp.calls > 0; }, 40000000ul);
+        return (comp.calls == 1) ? comp.super.status : UCS_ERR_TIMED_OUT;
+    }
+
     /* all @a count messages received, intact and in order */
     void expect_received(unsigned count)
     {
@@ -282,23 +295,52 @@ TEST_F(srqud_rel_async, sender_away_resends_nothing_its_queued_acks_cover)
     EXPECT_EQ(0u, srqud_stats(receiver->handle).rx_duplicates);
 
     /* back: the queued acks complete everything */
-    comp_t comp;
-    ucs_status_t status = uct_ep_flush(ep, 0, &comp.super);
-    if (status == UCS_INPROGRESS) {
-        progress_until(*sender, [&] { return comp.calls > 0; }, 40000000ul);
-        ASSERT_EQ(1u, comp.calls);
-        status = comp.super.status;
-    }
-    EXPECT_EQ(UCS_OK, status);
+    EXPECT_EQ(UCS_OK, flush_progressing_sender());
     EXPECT_EQ(0u, srqud_stats(sender->handle).tx_retransmits);
+}
+
+
+/* Spurious timeouts on the async thread: the receiver's process waits for
+ * a core (its async thread held off, its user not progressing) for 100 ms
+ * while the sender is away too, so the sender's timer expires twice or
+ * three times (RTO 20 ms, backed off) with every packet on its way. Each
+ * timeout resends a congestion window (4), not the window of 200, and
+ * the acknowledgements of the originals undo it (F-RTO): the resends are
+ * duplicates, but few. Before, every timeout resent all of them. */
+TEST_F(srqud_rel_async, spurious_timeouts_resend_a_congestion_window)
+{
+    const unsigned count = 200;
+    {
+        async_hold held(rx_ctx().async);
+        ASSERT_NO_FATAL_FAILURE(send_all(count, 512, false, 200000000ul));
+        usleep(100000);
+    }
+
+    progress_until(*receiver, [&] { return log.count >= count; },
+                   100000000ul);
+    expect_received(count);
+
+    EXPECT_EQ(UCS_OK, flush_progressing_sender());
+
+    uct_srqud_iface_stats_t tx = srqud_stats(sender->handle);
+    EXPECT_GT(tx.tx_timeouts, 0u); /* the timeouts did happen */
+    EXPECT_LE(tx.tx_retransmits, 4 * tx.tx_timeouts);
+    /* the acks of originals the timeouts gave up showed them spurious */
+    EXPECT_GT(tx.tx_timeouts_undone, 0u);
+    /* nothing was lost: every resend that has arrived was a duplicate
+     * (the last may still be on its way) */
+    EXPECT_LE(srqud_stats(receiver->handle).rx_duplicates,
+              tx.tx_retransmits);
 }
 
 
 /* A sender that stops progressing (an MPI rank inside another library's
  * loop) with lost packets in its window: UCX's async thread resends them
- * all, though the acknowledgements that would open its congestion window
- * wait for the user. Before, the timeout resent only the first 4 and the
- * receiver waited forever. */
+ * all, though applying the acknowledgements waits for the user: what they
+ * say reaches its timers (uct_srqud_ep_ack_seen), so the holes they show
+ * are resent at once (fast retransmit) or after a timeout, as the
+ * congestion window opens. Once, a timeout resent only the first 4 and
+ * the receiver waited forever. */
 TEST_F(srqud_rel_async_loss, sender_away_still_resends_every_lost_packet)
 {
     /* within one window: sent without waiting for acknowledgements */
@@ -310,7 +352,10 @@ TEST_F(srqud_rel_async_loss, sender_away_still_resends_every_lost_packet)
     progress_until(*receiver, [&] { return log.count >= count; },
                    100000000ul);
     expect_received(count);
-    EXPECT_GT(srqud_stats(sender->handle).tx_timeouts, 0u);
+    /* resent by the async thread, the user never came back: every drop
+     * (of a first copy or of a resent one) took one more send */
+    uct_srqud_iface_stats_t tx = srqud_stats(sender->handle);
+    EXPECT_GE(tx.tx_retransmits, tx.fault_dropped);
 }
 
 

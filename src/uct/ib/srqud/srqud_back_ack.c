@@ -102,7 +102,7 @@ void uct_srqud_back_ack_rx(uct_srqud_iface_t *iface, uint32_t src_qpn,
             ep->back_psn = back->psn;
         }
         ep->flags               |= UCT_SRQUD_EP_FLAG_BACK_DUE;
-        uct_srqud_ep_ack_seen(ep, back->psn, NULL);
+        uct_srqud_ep_ack_seen(iface, ep, back->psn, NULL);
         iface->async.back_due    = 1;
         iface->async.wake_user   = 1;
         return;

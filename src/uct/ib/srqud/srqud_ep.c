@@ -43,13 +43,15 @@ static void uct_srqud_ep_slot_acked(uct_srqud_tx_slot_t *slot, void *arg)
  * destroyed (a lingering ep whose last packet is acknowledged). */
 static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
                                        uct_srqud_ep_t *ep,
-                                       uct_srqud_psn_t ack_psn)
+                                       uct_srqud_psn_t ack_psn,
+                                       unsigned *flags_p)
 {
     ucs_time_t now = ucs_get_time();
     unsigned flags;
 
     uct_srqud_sr_release(&ep->tx.window, ack_psn, now, &ep->tx.rtt,
                          uct_srqud_ep_slot_acked, NULL, &flags);
+    *flags_p = flags;
     if (flags & UCT_SRQUD_SR_REORDERED) {
         ep->flags |= UCT_SRQUD_EP_FLAG_REORDERS;
     }
@@ -146,6 +148,25 @@ static void uct_srqud_ep_cc_acked(uct_srqud_iface_t *iface,
 }
 
 
+/* An acknowledgement after a timeout: if it shows that a packet the
+ * timeout gave up arrived without a resend (@a flags from the release, or
+ * the SACK marks), the timeout was spurious and is undone: nothing is
+ * lost, the window is whole again (it paces resends only). Otherwise
+ * what it acknowledged opens the congestion window. */
+static void uct_srqud_ep_recover(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                                 unsigned acked, unsigned flags)
+{
+    if ((flags & UCT_SRQUD_SR_SPURIOUS) ||
+        uct_srqud_sr_lost_arrived(&ep->tx.window)) {
+        uct_srqud_sr_undo_timeout(&ep->tx.window);
+        ep->tx.cwnd = iface->config.tx_window;
+        ++iface->stats.tx_timeouts_undone;
+        return;
+    }
+    uct_srqud_ep_cc_acked(iface, ep, acked);
+}
+
+
 void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
 {
     uct_srqud_ep_resend_arg_t ra = {iface, NULL, ucs_get_time()};
@@ -177,17 +198,35 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
 }
 
 
+/* Fast retransmit of what the marks show lost (after new SACK marks) */
+static void uct_srqud_ep_resend_lost(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep)
+{
+    uct_srqud_ep_resend_arg_t ra = {iface, ep, ucs_get_time()};
+
+    iface->stats.tx_fast_retransmits +=
+            uct_srqud_sr_resend_lost(&ep->tx.window,
+                                     uct_srqud_reo_wnd(&ep->tx.rtt,
+                                                       ep->flags &
+                                                       UCT_SRQUD_EP_FLAG_REORDERS),
+                                     uct_srqud_ep_resend_slot, &ra);
+}
+
+
 int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              uct_srqud_psn_t ack_psn,
                              const uct_srqud_sack_t *sack)
 {
-    uct_srqud_ep_resend_arg_t ra = {iface, ep, 0};
     uint64_t map[UCT_SRQUD_SR_WORDS];
-    unsigned acked = 0;
+    unsigned acked = 0, flags = 0;
+    int with_sack;
 
     if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn)) {
-        acked = (uct_srqud_psn_t)(ack_psn - ep->tx.acked);
-        if (!uct_srqud_ep_ack_cumulative(iface, ep, ack_psn)) {
+        /* what the async thread saw of it grew the window already */
+        if (uct_srqud_psn_lt(ep->ack_seen, ack_psn)) {
+            acked = (uct_srqud_psn_t)(ack_psn - ep->ack_seen);
+        }
+        if (!uct_srqud_ep_ack_cumulative(iface, ep, ack_psn, &flags)) {
             return 0;
         }
     } else if (ack_psn == ep->tx.acked) {
@@ -197,38 +236,43 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->tx.progress_time = ucs_get_time();
     }
 
+    /* What the receiver holds need not go again, and it tells a spurious
+     * timeout (below); what it misses behind enough held ones is lost:
+     * resent at once, once per round trip */
+    with_sack = (sack != NULL) && !ucs_queue_is_empty(&ep->tx.window) &&
+                !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED);
+    if (with_sack) {
+        memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
+        uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
+    }
+
     if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
-        uct_srqud_ep_cc_acked(iface, ep, acked);
+        uct_srqud_ep_recover(iface, ep, acked, flags);
     }
 
-    if ((sack == NULL) || ucs_queue_is_empty(&ep->tx.window) ||
-        (ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
-        return 1;
+    if (with_sack) {
+        uct_srqud_ep_resend_lost(iface, ep);
     }
-
-    /* What the receiver holds need not go again; what it misses behind
-     * enough held ones is lost: resend it now, once per round trip */
-    memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
-    uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
-    ra.now = ucs_get_time();
-    iface->stats.tx_fast_retransmits +=
-            uct_srqud_sr_resend_lost(&ep->tx.window,
-                                     uct_srqud_reo_wnd(&ep->tx.rtt,
-                                                       ep->flags &
-                                                       UCT_SRQUD_EP_FLAG_REORDERS),
-                                     uct_srqud_ep_resend_slot, &ra);
     return 1;
 }
 
 
-void uct_srqud_ep_ack_seen(uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn,
+void uct_srqud_ep_ack_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uct_srqud_psn_t ack_psn,
                            const uct_srqud_sack_t *sack)
 {
     uint64_t map[UCT_SRQUD_SR_WORDS];
+    unsigned acked = 0, flags = 0;
+    int in_window;
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
+        return;
+    }
 
     if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->ack_seen, ack_psn)) {
         /* the peer answers: a timeout counts from now, as it would had
          * the ack been applied */
+        acked                = (uct_srqud_psn_t)(ack_psn - ep->ack_seen);
         ep->ack_seen         = ack_psn;
         ep->tx.progress_time = ucs_get_time();
         ep->tx.resend_time   = ep->tx.progress_time;
@@ -236,13 +280,26 @@ void uct_srqud_ep_ack_seen(uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn,
 
     /* what it acknowledges, and what it shows held, is not resent by a
      * timeout meanwhile; the user's progress releases the slots */
-    if (!uct_srqud_psn_lt(ack_psn, ep->tx.acked) &&
-        uct_srqud_psn_lt(ack_psn, ep->tx.next)) {
-        uct_srqud_sr_mark_acked(&ep->tx.window, ack_psn);
+    in_window = !uct_srqud_psn_lt(ack_psn, ep->tx.acked) &&
+                uct_srqud_psn_lt(ack_psn, ep->tx.next);
+    if (in_window) {
+        uct_srqud_sr_mark_acked(&ep->tx.window, ack_psn, &flags);
         if (sack != NULL) {
             memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
             uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
         }
+    }
+
+    /* after a timeout: undone if it was spurious, or what the ack takes
+     * out of the network lets what the timeout gave up go, as in the
+     * user's progress; a timeout on this thread resends a congestion
+     * window, not every expired packet */
+    if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
+        uct_srqud_ep_recover(iface, ep, acked, flags);
+    }
+
+    if (in_window && (sack != NULL)) {
+        uct_srqud_ep_resend_lost(iface, ep);
     }
 }
 
@@ -358,14 +415,13 @@ void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now)
         uct_srqud_cc_timeout(&ep->tx.cwnd, &ep->tx.ssthresh,
                              uct_srqud_tx_in_flight(ep->tx.next,
                                                     ep->tx.acked));
-        /* The async timer queues acknowledgements for the user's progress,
-         * so nothing opens the window while the user is away (an MPI rank
-         * inside another library's progress loop): there every expired
-         * packet goes, or those past the first few would never go again */
+        /* A congestion window's worth goes now, the rest as acks open
+         * it, on the async thread too (uct_srqud_ep_ack_seen): a spurious
+         * timeout (a peer that waited for a core) costs a few duplicates,
+         * not a window of them */
         uct_srqud_sr_resend_expired(&ep->tx.window, now, ep->tx.rto,
-                                    iface->async.active ? UINT_MAX :
-                                                          ep->tx.cwnd,
-                                    uct_srqud_ep_resend_slot, &ra);
+                                    ep->tx.cwnd, uct_srqud_ep_resend_slot,
+                                    &ra);
         ep->tx.resend_time = now;
         ep->tx.rto         = uct_srqud_rto_backoff(ep->tx.rto,
                                                    iface->config.rto_max);

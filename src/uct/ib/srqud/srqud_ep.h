@@ -62,7 +62,8 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
  * held needs no resend. Without it a user away for longer than a
  * retransmission timeout had its window resent by the async timer while
  * the acks for it waited in the queue, every copy a duplicate. */
-void uct_srqud_ep_ack_seen(uct_srqud_ep_t *ep, uct_srqud_psn_t ack_psn,
+void uct_srqud_ep_ack_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uct_srqud_psn_t ack_psn,
                            const uct_srqud_sack_t *sack);
 
 /* Queue an acknowledgement (@a now: it may not wait for ACK_DELAY) */

@@ -467,7 +467,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
 
     if (iface->async.active) {
         if (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK) {
-            uct_srqud_ep_ack_seen(ep, neth->ack_psn,
+            uct_srqud_ep_ack_seen(iface, ep, neth->ack_psn,
                                   uct_srqud_ep_rx_sack(neth,
                                           uct_srqud_rx_payload(iface, desc),
                                           payload_len));

@@ -29,24 +29,65 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
 }
 
 
+/* A slot a timeout gave up and nobody resent, now known to have arrived */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_sr_slot_spurious(const uct_srqud_tx_slot_t *slot)
+{
+    return slot->lost && (slot->resends == 0);
+}
+
+
 unsigned uct_srqud_sr_mark_acked(ucs_queue_head_t *window,
-                                 uct_srqud_psn_t ack_psn)
+                                 uct_srqud_psn_t ack_psn, unsigned *flags_p)
 {
     uct_srqud_tx_slot_t *slot;
     unsigned marked = 0;
+    unsigned flags  = 0;
 
     ucs_queue_for_each(slot, window, elem) {
         if (!uct_srqud_psn_le(slot->psn, ack_psn)) {
             break;
         }
         if (!slot->acked) {
+            if (uct_srqud_sr_slot_spurious(slot)) {
+                flags |= UCT_SRQUD_SR_SPURIOUS;
+            }
             slot->acked  = 1;
             slot->sacked = 1;
             slot->lost   = 0;
             ++marked;
         }
     }
+    if (flags_p != NULL) {
+        *flags_p = flags;
+    }
     return marked;
+}
+
+
+int uct_srqud_sr_lost_arrived(ucs_queue_head_t *window)
+{
+    uct_srqud_tx_slot_t *slot;
+
+    ucs_queue_for_each(slot, window, elem) {
+        if (slot->sacked && uct_srqud_sr_slot_spurious(slot)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
+unsigned uct_srqud_sr_undo_timeout(ucs_queue_head_t *window)
+{
+    uct_srqud_tx_slot_t *slot;
+    unsigned cleared = 0;
+
+    ucs_queue_for_each(slot, window, elem) {
+        cleared   += slot->lost;
+        slot->lost = 0;
+    }
+    return cleared;
 }
 
 
@@ -71,6 +112,9 @@ unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
             sample = uct_srqud_time_since(now, slot->send_time);
             if (slot->passed) {
                 flags |= UCT_SRQUD_SR_REORDERED; /* late, not lost */
+            }
+            if (slot->lost) {
+                flags |= UCT_SRQUD_SR_SPURIOUS;
             }
         }
         ucs_queue_pull_non_empty(window);

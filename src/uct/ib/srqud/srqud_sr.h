@@ -48,8 +48,11 @@ typedef struct uct_srqud_tx_slot {
 
 /* What an acknowledgement told the sender (uct_srqud_sr_release) */
 enum {
-    UCT_SRQUD_SR_REORDERED = UCS_BIT(0)  /* a packet sent once arrived after
+    UCT_SRQUD_SR_REORDERED = UCS_BIT(0), /* a packet sent once arrived after
                                             later ones: the path reorders */
+    UCT_SRQUD_SR_SPURIOUS  = UCS_BIT(1)  /* a packet a timeout gave up
+                                            arrived though it was never
+                                            resent: the timeout was early */
 };
 
 
@@ -76,7 +79,24 @@ unsigned uct_srqud_sr_sack(ucs_queue_head_t *window, uct_srqud_psn_t ack_psn,
  * resends them meanwhile. Returns how many were newly marked.
  */
 unsigned uct_srqud_sr_mark_acked(ucs_queue_head_t *window,
-                                 uct_srqud_psn_t ack_psn);
+                                 uct_srqud_psn_t ack_psn, unsigned *flags_p);
+
+
+/**
+ * After a timeout (F-RTO's question, RFC 5682, asked of the SACK marks):
+ * does the receiver hold a packet the timeout gave up and nobody resent?
+ * Then the original arrived and the timeout was spurious: a peer that was
+ * slow to answer (a process waiting for a core), not a path that lost a
+ * burst.
+ */
+int uct_srqud_sr_lost_arrived(ucs_queue_head_t *window);
+
+
+/**
+ * Undo a spurious timeout: no slot is marked lost any more (what was
+ * given up is on its way). Returns how many marks were cleared.
+ */
+unsigned uct_srqud_sr_undo_timeout(ucs_queue_head_t *window);
 
 
 /**

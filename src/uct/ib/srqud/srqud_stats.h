@@ -73,6 +73,8 @@ typedef struct uct_srqud_iface_stats {
     unsigned long back_acks_sent;     /* acks that left as an AM's trailer
                                          instead of a packet of their own */
     unsigned long back_acks_taken;    /* such trailers applied here */
+    unsigned long tx_timeouts_undone; /* timeouts found spurious: a packet
+                                         they gave up arrived unresent */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
