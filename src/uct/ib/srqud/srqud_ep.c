@@ -198,18 +198,44 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
 }
 
 
-/* Fast retransmit of what the marks show lost (after new SACK marks) */
-static void uct_srqud_ep_resend_lost(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep)
+/* What an acknowledgement says beyond its cumulative part, the same from
+ * the user's progress and from the async thread: the packets @a sack
+ * shows held need not go again, and they tell a spurious timeout; then,
+ * after a timeout, the recovery (@a acked newly acknowledged, @a flags
+ * UCT_SRQUD_SR_xx of the marks); last, what it shows missing behind
+ * enough held ones is lost: resent at once, once per round trip */
+static void uct_srqud_ep_ack_selective(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep,
+                                       uct_srqud_psn_t ack_psn,
+                                       const uct_srqud_sack_t *sack,
+                                       unsigned acked, unsigned flags)
 {
-    uct_srqud_ep_resend_arg_t ra = {iface, ep, ucs_get_time()};
+    uct_srqud_ep_resend_arg_t ra;
+    uint64_t map[UCT_SRQUD_SR_WORDS];
+    int with_sack;
 
-    iface->stats.tx_fast_retransmits +=
-            uct_srqud_sr_resend_lost(&ep->tx.window,
-                                     uct_srqud_reo_wnd(&ep->tx.rtt,
-                                                       ep->flags &
-                                                       UCT_SRQUD_EP_FLAG_REORDERS),
-                                     uct_srqud_ep_resend_slot, &ra);
+    with_sack = (sack != NULL) && !ucs_queue_is_empty(&ep->tx.window) &&
+                !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED);
+    if (with_sack) {
+        memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
+        uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
+    }
+
+    if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
+        uct_srqud_ep_recover(iface, ep, acked, flags);
+    }
+
+    if (with_sack) {
+        ra.iface = iface;
+        ra.ep    = ep;
+        ra.now   = ucs_get_time();
+        iface->stats.tx_fast_retransmits +=
+                uct_srqud_sr_resend_lost(&ep->tx.window,
+                                         uct_srqud_reo_wnd(&ep->tx.rtt,
+                                                           ep->flags &
+                                                           UCT_SRQUD_EP_FLAG_REORDERS),
+                                         uct_srqud_ep_resend_slot, &ra);
+    }
 }
 
 
@@ -217,9 +243,7 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              uct_srqud_psn_t ack_psn,
                              const uct_srqud_sack_t *sack)
 {
-    uint64_t map[UCT_SRQUD_SR_WORDS];
     unsigned acked = 0, flags = 0;
-    int with_sack;
 
     if (uct_srqud_tx_ack_is_new(ep->tx.next, ep->tx.acked, ack_psn)) {
         /* what the async thread saw of it grew the window already */
@@ -236,23 +260,7 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->tx.progress_time = ucs_get_time();
     }
 
-    /* What the receiver holds need not go again, and it tells a spurious
-     * timeout (below); what it misses behind enough held ones is lost:
-     * resent at once, once per round trip */
-    with_sack = (sack != NULL) && !ucs_queue_is_empty(&ep->tx.window) &&
-                !(ep->flags & UCT_SRQUD_EP_FLAG_FAILED);
-    if (with_sack) {
-        memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
-        uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
-    }
-
-    if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
-        uct_srqud_ep_recover(iface, ep, acked, flags);
-    }
-
-    if (with_sack) {
-        uct_srqud_ep_resend_lost(iface, ep);
-    }
+    uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
     return 1;
 }
 
@@ -261,9 +269,7 @@ void uct_srqud_ep_ack_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                            uct_srqud_psn_t ack_psn,
                            const uct_srqud_sack_t *sack)
 {
-    uint64_t map[UCT_SRQUD_SR_WORDS];
     unsigned acked = 0, flags = 0;
-    int in_window;
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         return;
@@ -279,28 +285,17 @@ void uct_srqud_ep_ack_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     /* what it acknowledges, and what it shows held, is not resent by a
-     * timeout meanwhile; the user's progress releases the slots */
-    in_window = !uct_srqud_psn_lt(ack_psn, ep->tx.acked) &&
-                uct_srqud_psn_lt(ack_psn, ep->tx.next);
-    if (in_window) {
+     * timeout meanwhile (the user's progress releases the slots); after a
+     * timeout it opens the congestion window or undoes a spurious one, as
+     * in the user's progress: a timeout on this thread resends a
+     * congestion window, not every expired packet */
+    if (uct_srqud_psn_lt(ack_psn, ep->tx.acked) ||
+        !uct_srqud_psn_lt(ack_psn, ep->tx.next)) {
+        sack = NULL; /* older than what was applied, or nonsense */
+    } else {
         uct_srqud_sr_mark_acked(&ep->tx.window, ack_psn, &flags);
-        if (sack != NULL) {
-            memcpy(map, sack->map, sizeof(map)); /* unaligned in the packet */
-            uct_srqud_sr_sack(&ep->tx.window, ack_psn, map);
-        }
     }
-
-    /* after a timeout: undone if it was spurious, or what the ack takes
-     * out of the network lets what the timeout gave up go, as in the
-     * user's progress; a timeout on this thread resends a congestion
-     * window, not every expired packet */
-    if (ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
-        uct_srqud_ep_recover(iface, ep, acked, flags);
-    }
-
-    if (in_window && (sack != NULL)) {
-        uct_srqud_ep_resend_lost(iface, ep);
-    }
+    uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
 }
 
 
