@@ -265,6 +265,49 @@ TEST_F(srqud_rel_async, receiver_computing_still_acknowledges)
 }
 
 
+/* The async thread is woken only once the user is away (the watchdog the
+ * user's progress keeps moving), and by the rescue timer every 10 ticks:
+ * 300 ms of a receiver progressing every millisecond run at most 4 async
+ * ticks (a periodic timer ran 30, each a wakeup of the thread), and 300
+ * ms away run about one a tick (10 ms) */
+TEST_F(srqud_rel_async, async_thread_woken_only_while_the_user_is_away)
+{
+    uct_srqud_iface_stats_t before, after;
+
+    ASSERT_NO_FATAL_FAILURE(send_all(10, 512, false, 200000000ul));
+    progress_until(*receiver, [&] { return log.count >= 10; }, 100000000ul);
+    expect_received(10);
+
+    before = srqud_stats(receiver->handle);
+    for (int i = 0; i < 300; ++i) {
+        receiver->progress();
+        usleep(1000);
+    }
+    after = srqud_stats(receiver->handle);
+    EXPECT_LE(after.async_ticks - before.async_ticks, 4u);
+
+    before = after;
+    usleep(300000);
+    after = srqud_stats(receiver->handle);
+    /* about 29 (the first comes one to two ticks after the last progress,
+     * and the rescue timer adds 3); at least a few, however loaded the VM */
+    EXPECT_GE(after.async_ticks - before.async_ticks, 5u);
+    EXPECT_LE(after.async_ticks - before.async_ticks, 34u);
+
+    /* back: the user's progress moves it on again */
+    receiver->progress();
+    before = srqud_stats(receiver->handle);
+    for (int i = 0; i < 100; ++i) {
+        receiver->progress();
+        usleep(1000);
+    }
+    after = srqud_stats(receiver->handle);
+    /* the rescue timer's, and one of the watchdog at most (it may have
+     * been due as the user came back) */
+    EXPECT_LE(after.async_ticks - before.async_ticks, 3u);
+}
+
+
 /* A sender that stops progressing for ten retransmission timeouts while the
  * acknowledgements of everything it sent come back: UCX's async thread
  * takes them and leaves them for the user's progress (applying one

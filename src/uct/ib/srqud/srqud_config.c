@@ -38,7 +38,7 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Soft-RoCE). While sends of the interface are in the send queue, new\n"
      "ones wait in a batch that goes when it is full, at the next progress\n"
      "or flush, before the user sleeps on the event fd, or from the async\n"
-     "thread within ASYNC_TICK if the user computes without progressing.\n"
+     "thread within two ASYNC_TICKs of the last progress if the user computes.\n"
      "A send into an idle queue goes at once. 1: every send at once.\n"
      "At most 64, and half of TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
@@ -167,8 +167,10 @@ ucs_config_field_t uct_srqud_config_table[] = {
     {"ASYNC_TICK", "10ms",
      "While the application does not progress the worker, UCX's async thread\n"
      "runs this often to acknowledge peers' packets and retransmit lost ones,\n"
-     "so that a rank that computes is not taken for dead. At most RTO_MIN,\n"
-     "or peers retransmit before the acknowledgement comes.",
+     "so that a rank that computes is not taken for dead; it takes over one to\n"
+     "two ticks after the last progress (while the application progresses,\n"
+     "the thread is not woken). At most RTO_MIN, or peers retransmit before\n"
+     "the acknowledgement comes.",
      ucs_offsetof(uct_srqud_iface_config_t, async_tick), UCS_CONFIG_TYPE_TIME},
 
     {"ZCOPY_QPS", "64",

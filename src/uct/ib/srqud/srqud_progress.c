@@ -17,6 +17,15 @@
 #include "srqud_tx.h"
 
 #include <ucs/debug/log.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <errno.h>
+#include <unistd.h>
+
+
+/* The async rescue timer's period, in ticks (100 ms by default, the
+ * period of UCX's ud's async timer) */
+#define UCT_SRQUD_ASYNC_RESCUE_TICKS 10
 
 
 static void uct_srqud_progress_rx_one(uct_srqud_iface_t *iface,
@@ -168,6 +177,36 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
 }
 
 
+static void uct_srqud_progress_timespec(struct timespec *ts, ucs_time_t t)
+{
+    uint64_t nsec = ucs_time_to_usec(t) * 1000ull;
+
+    ts->tv_sec  = nsec / 1000000000ull;
+    ts->tv_nsec = nsec % 1000000000ull;
+}
+
+
+/* The watchdog expires two ticks from @a now, then every tick, until it is
+ * set again. A periodic timerfd expires again only once read: an expiry
+ * the async thread found the lock taken for (UCX queues it for
+ * ucs_async_check_miss, which only UCP's progress calls) leaves it
+ * stopped until the user's progress sets it again, or the rescue timer
+ * reads it (uct_srqud_progress_async_rescue). */
+static void uct_srqud_progress_watchdog_set(uct_srqud_iface_t *iface,
+                                            ucs_time_t now)
+{
+    struct itimerspec its;
+
+    uct_srqud_progress_timespec(&its.it_value, 2 * iface->config.async_tick);
+    uct_srqud_progress_timespec(&its.it_interval, iface->config.async_tick);
+    if (timerfd_settime(iface->async.wd_fd, 0, &its, NULL) != 0) {
+        ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
+                 iface->md->name);
+    }
+    iface->async.wd_armed = now;
+}
+
+
 unsigned uct_srqud_progress(uct_iface_h tl_iface)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
@@ -179,6 +218,15 @@ unsigned uct_srqud_progress(uct_iface_h tl_iface)
      * endpoints while this thread waited for it */
     now                        = ucs_get_time();
     iface->async.last_progress = now;
+
+    /* The user is here: the watchdog moves two ticks ahead, once a tick
+     * (one system call a tick instead of a wakeup of the async thread) */
+    if ((iface->async.wd_fd >= 0) &&
+        (uct_srqud_time_since(now, iface->async.wd_armed) >=
+         iface->config.async_tick)) {
+        uct_srqud_progress_watchdog_set(iface, now);
+    }
+
     count = uct_srqud_progress_locked(iface, now);
     uct_srqud_leave(iface);
     return count;
@@ -198,22 +246,21 @@ static void uct_srqud_progress_channel_event(int fd,
 
 
 /*
- * The async timer: UCX's async thread, under the worker's async lock.
+ * The async tick: UCX's async thread, under the worker's async lock.
  * While the user progresses the interface it has nothing to do. Otherwise
  * it receives (accepting and acknowledging in order, queueing what must
  * reach the user), sends owed acknowledgements and retransmits.
  */
-static void uct_srqud_progress_async_timer(int id,
-                                           ucs_event_set_types_t events,
-                                           void *arg)
+static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
+                                          ucs_time_t now)
 {
-    uct_srqud_iface_t *iface = arg;
-    ucs_time_t now           = ucs_get_time();
     unsigned count = 0, n;
 
+    ++iface->stats.async_ticks;
+
     /* sends the user batched and left there to compute: they leave within
-     * a tick however long it stays away (holding the lock, this thread
-     * does not run inside one of its calls) */
+     * two ticks of its last progress however long it stays away (holding
+     * the lock, this thread does not run inside one of its calls) */
     uct_srqud_tx_ring(iface);
 
     if (uct_srqud_time_since(now, iface->async.last_progress) <
@@ -240,6 +287,51 @@ static void uct_srqud_progress_async_timer(int id,
     if (iface->async.wake_user && (iface->async.event_cb != NULL)) {
         iface->async.event_cb(iface->async.event_arg, 0);
     }
+}
+
+
+/* A periodic UCX timer: the async contexts without a thread (poll,
+ * signal), where a wakeup costs no context switch */
+static void uct_srqud_progress_async_timer(int id,
+                                           ucs_event_set_types_t events,
+                                           void *arg)
+{
+    uct_srqud_progress_async_tick(arg, ucs_get_time());
+}
+
+
+/* The watchdog expired: the user has not progressed for one to two ticks
+ * (or has just come back). It expires every tick for as long as the user
+ * stays away; the user's progress moves it on. A periodic timer woke the
+ * async thread every tick even while the user polled: under TCG each
+ * wakeup cost a ping-pong as much as a few round trips (NEWS, issue 10). */
+static void uct_srqud_progress_async_watchdog(int fd,
+                                              ucs_event_set_types_t events,
+                                              void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+    uint64_t expired;
+
+    /* reading lets the periodic timerfd expire again (and edge-triggered,
+     * the next expiry is the next event) */
+    if ((read(iface->async.wd_fd, &expired, sizeof(expired)) < 0) &&
+        (errno != EAGAIN)) {
+        ucs_diag("%s: read(async watchdog) failed: %m", iface->md->name);
+    }
+
+    uct_srqud_progress_async_tick(iface, ucs_get_time());
+}
+
+
+/* Every RESCUE_TICKS ticks, as UCX's ud's async timer (100 ms): a watchdog
+ * stopped by a missed expiry is read, so it expires again, and the tick
+ * runs. Without it a user that stopped progressing just after such an
+ * expiry (a UCT user sending without progress) had no async progress. */
+static void uct_srqud_progress_async_rescue(int id,
+                                            ucs_event_set_types_t events,
+                                            void *arg)
+{
+    uct_srqud_progress_async_watchdog(-1, events, arg);
 }
 
 
@@ -332,6 +424,9 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     ucs_status_t status;
 
     iface->async.timer_id  = -1;
+    iface->async.wd_fd     = -1;
+    iface->async.wd_watched = 0;
+    iface->async.wd_armed  = 0;
     iface->async.active    = 0;
     iface->async.wake_user = 0;
     iface->async.back_due  = 0;
@@ -353,6 +448,48 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
         }
     }
 
+    /* With an async thread, a watchdog that the user's progress keeps
+     * moving ahead: the thread wakes only once the user is away */
+    if ((async->mode == UCS_ASYNC_MODE_THREAD_SPINLOCK) ||
+        (async->mode == UCS_ASYNC_MODE_THREAD_MUTEX)) {
+        iface->async.wd_fd = timerfd_create(CLOCK_MONOTONIC,
+                                            TFD_NONBLOCK | TFD_CLOEXEC);
+        if (iface->async.wd_fd < 0) {
+            ucs_error("%s: timerfd_create(async watchdog) failed: %m",
+                      iface->md->name);
+            uct_srqud_progress_cleanup(iface);
+            return UCS_ERR_IO_ERROR;
+        }
+
+        status = ucs_async_set_event_handler(async->mode, iface->async.wd_fd,
+                                             UCS_EVENT_SET_EVREAD |
+                                             UCS_EVENT_SET_EDGE_TRIGGERED,
+                                             uct_srqud_progress_async_watchdog,
+                                             iface, async);
+        if (status != UCS_OK) {
+            ucs_error("%s: failed to watch the async watchdog: %s",
+                      iface->md->name, ucs_status_string(status));
+            close(iface->async.wd_fd);
+            iface->async.wd_fd = -1;
+            uct_srqud_progress_cleanup(iface);
+            return status;
+        }
+        iface->async.wd_watched = 1;
+        uct_srqud_progress_watchdog_set(iface, ucs_get_time());
+
+        status = ucs_async_add_timer(async->mode,
+                                     UCT_SRQUD_ASYNC_RESCUE_TICKS *
+                                     iface->config.async_tick,
+                                     uct_srqud_progress_async_rescue, iface,
+                                     async, &iface->async.timer_id);
+        if (status != UCS_OK) {
+            ucs_error("%s: failed to add the async rescue timer: %s",
+                      iface->md->name, ucs_status_string(status));
+            uct_srqud_progress_cleanup(iface);
+        }
+        return status;
+    }
+
     status = ucs_async_add_timer(async->mode, iface->config.async_tick,
                                  uct_srqud_progress_async_timer, iface, async,
                                  &iface->async.timer_id);
@@ -370,6 +507,14 @@ void uct_srqud_progress_cleanup(uct_srqud_iface_t *iface)
     if (iface->async.timer_id >= 0) {
         ucs_async_remove_handler(iface->async.timer_id, 1);
         iface->async.timer_id = -1;
+    }
+    if (iface->async.wd_watched) {
+        ucs_async_remove_handler(iface->async.wd_fd, 1);
+        iface->async.wd_watched = 0;
+    }
+    if (iface->async.wd_fd >= 0) {
+        close(iface->async.wd_fd);
+        iface->async.wd_fd = -1;
     }
     if (iface->async.event_cb != NULL) {
         ucs_async_remove_handler(iface->comp_channel->fd, 1);

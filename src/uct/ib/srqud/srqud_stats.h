@@ -75,6 +75,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long back_acks_taken;    /* such trailers applied here */
     unsigned long tx_timeouts_undone; /* timeouts found spurious: a packet
                                          they gave up arrived unresent */
+    unsigned long async_ticks;        /* async ticks run (the watchdog
+                                         expired, or the timer of a
+                                         thread-less async context) */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
