@@ -272,39 +272,38 @@ TEST_F(srqud_rel_async, receiver_computing_still_acknowledges)
  * ms away run about one a tick (10 ms) */
 TEST_F(srqud_rel_async, async_thread_woken_only_while_the_user_is_away)
 {
-    uct_srqud_iface_stats_t before, after;
+    /* the receiver's async ticks in @a ms milliseconds, its user
+     * progressing every millisecond or away */
+    auto ticks_in = [&](unsigned ms, bool progressing) {
+        unsigned long before = srqud_stats(receiver->handle).async_ticks;
+        if (progressing) {
+            for (unsigned i = 0; i < ms; ++i) {
+                receiver->progress();
+                usleep(1000);
+            }
+        } else {
+            usleep(ms * 1000);
+        }
+        return srqud_stats(receiver->handle).async_ticks - before;
+    };
 
     ASSERT_NO_FATAL_FAILURE(send_all(10, 512, false, 200000000ul));
     progress_until(*receiver, [&] { return log.count >= 10; }, 100000000ul);
     expect_received(10);
 
-    before = srqud_stats(receiver->handle);
-    for (int i = 0; i < 300; ++i) {
-        receiver->progress();
-        usleep(1000);
-    }
-    after = srqud_stats(receiver->handle);
-    EXPECT_LE(after.async_ticks - before.async_ticks, 4u);
+    EXPECT_LE(ticks_in(300, true), 4u);
 
-    before = after;
-    usleep(300000);
-    after = srqud_stats(receiver->handle);
     /* about 29 (the first comes one to two ticks after the last progress,
      * and the rescue timer adds 3); at least a few, however loaded the VM */
-    EXPECT_GE(after.async_ticks - before.async_ticks, 5u);
-    EXPECT_LE(after.async_ticks - before.async_ticks, 34u);
+    unsigned long away = ticks_in(300, false);
+    EXPECT_GE(away, 5u);
+    EXPECT_LE(away, 34u);
 
-    /* back: the user's progress moves it on again */
+    /* back: the user's progress moves it on again; the rescue timer's,
+     * and one of the watchdog at most (it may have been due as the user
+     * came back) */
     receiver->progress();
-    before = srqud_stats(receiver->handle);
-    for (int i = 0; i < 100; ++i) {
-        receiver->progress();
-        usleep(1000);
-    }
-    after = srqud_stats(receiver->handle);
-    /* the rescue timer's, and one of the watchdog at most (it may have
-     * been due as the user came back) */
-    EXPECT_LE(after.async_ticks - before.async_ticks, 3u);
+    EXPECT_LE(ticks_in(100, true), 3u);
 }
 
 

@@ -191,7 +191,7 @@ static void uct_srqud_progress_timespec(struct timespec *ts, ucs_time_t t)
  * the async thread found the lock taken for (UCX queues it for
  * ucs_async_check_miss, which only UCP's progress calls) leaves it
  * stopped until the user's progress sets it again, or the rescue timer
- * reads it (uct_srqud_progress_async_rescue). */
+ * reads it (uct_srqud_progress_async_timer). */
 static void uct_srqud_progress_watchdog_set(uct_srqud_iface_t *iface,
                                             ucs_time_t now)
 {
@@ -290,48 +290,36 @@ static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
 }
 
 
-/* A periodic UCX timer: the async contexts without a thread (poll,
- * signal), where a wakeup costs no context switch */
+/* The async handler, for all of its callers:
+ * - the watchdog's expiry: the user has not progressed for one to two
+ *   ticks (or has just come back); it expires every tick for as long as
+ *   the user stays away, and the user's progress moves it on. A periodic
+ *   timer woke the async thread every tick even while the user polled:
+ *   under TCG each wakeup cost a ping-pong as much as a few round trips
+ *   (NEWS, issue 10);
+ * - the rescue timer, every RESCUE_TICKS ticks (as UCX's ud's async timer,
+ *   100 ms): a watchdog stopped by a missed expiry is read here, so it
+ *   expires again. Without it a user that stopped progressing just after
+ *   such an expiry (a UCT user sending without progress) had no async
+ *   progress;
+ * - without an async thread (poll, signal: a wakeup costs no context
+ *   switch), a periodic UCX timer every tick, and no watchdog. */
 static void uct_srqud_progress_async_timer(int id,
                                            ucs_event_set_types_t events,
                                            void *arg)
-{
-    uct_srqud_progress_async_tick(arg, ucs_get_time());
-}
-
-
-/* The watchdog expired: the user has not progressed for one to two ticks
- * (or has just come back). It expires every tick for as long as the user
- * stays away; the user's progress moves it on. A periodic timer woke the
- * async thread every tick even while the user polled: under TCG each
- * wakeup cost a ping-pong as much as a few round trips (NEWS, issue 10). */
-static void uct_srqud_progress_async_watchdog(int fd,
-                                              ucs_event_set_types_t events,
-                                              void *arg)
 {
     uct_srqud_iface_t *iface = arg;
     uint64_t expired;
 
     /* reading lets the periodic timerfd expire again (and edge-triggered,
      * the next expiry is the next event) */
-    if ((read(iface->async.wd_fd, &expired, sizeof(expired)) < 0) &&
+    if ((iface->async.wd_fd >= 0) &&
+        (read(iface->async.wd_fd, &expired, sizeof(expired)) < 0) &&
         (errno != EAGAIN)) {
         ucs_diag("%s: read(async watchdog) failed: %m", iface->md->name);
     }
 
     uct_srqud_progress_async_tick(iface, ucs_get_time());
-}
-
-
-/* Every RESCUE_TICKS ticks, as UCX's ud's async timer (100 ms): a watchdog
- * stopped by a missed expiry is read, so it expires again, and the tick
- * runs. Without it a user that stopped progressing just after such an
- * expiry (a UCT user sending without progress) had no async progress. */
-static void uct_srqud_progress_async_rescue(int id,
-                                            ucs_event_set_types_t events,
-                                            void *arg)
-{
-    uct_srqud_progress_async_watchdog(-1, events, arg);
 }
 
 
@@ -418,14 +406,48 @@ ucs_status_t uct_srqud_progress_event_arm(uct_iface_h tl_iface,
 }
 
 
+/* The watchdog's timerfd, watched by UCX's async thread; on failure
+ * nothing of it is left (wd_fd < 0) */
+static ucs_status_t
+uct_srqud_progress_watchdog_init(uct_srqud_iface_t *iface,
+                                 ucs_async_context_t *async)
+{
+    ucs_status_t status;
+    int fd;
+
+    fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) {
+        ucs_error("%s: timerfd_create(async watchdog) failed: %m",
+                  iface->md->name);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    status = ucs_async_set_event_handler(async->mode, fd,
+                                         UCS_EVENT_SET_EVREAD |
+                                         UCS_EVENT_SET_EDGE_TRIGGERED,
+                                         uct_srqud_progress_async_timer,
+                                         iface, async);
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to watch the async watchdog: %s",
+                  iface->md->name, ucs_status_string(status));
+        close(fd);
+        return status;
+    }
+
+    iface->async.wd_fd = fd;
+    uct_srqud_progress_watchdog_set(iface, ucs_get_time());
+    return UCS_OK;
+}
+
+
 ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
 {
     ucs_async_context_t *async = iface->super.worker->async;
+    ucs_time_t interval;
     ucs_status_t status;
 
     iface->async.timer_id  = -1;
     iface->async.wd_fd     = -1;
-    iface->async.wd_watched = 0;
     iface->async.wd_armed  = 0;
     iface->async.active    = 0;
     iface->async.wake_user = 0;
@@ -449,48 +471,20 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     }
 
     /* With an async thread, a watchdog that the user's progress keeps
-     * moving ahead: the thread wakes only once the user is away */
+     * moving ahead: the thread wakes only once the user is away; the
+     * timer is then only its rescue */
+    interval = iface->config.async_tick;
     if ((async->mode == UCS_ASYNC_MODE_THREAD_SPINLOCK) ||
         (async->mode == UCS_ASYNC_MODE_THREAD_MUTEX)) {
-        iface->async.wd_fd = timerfd_create(CLOCK_MONOTONIC,
-                                            TFD_NONBLOCK | TFD_CLOEXEC);
-        if (iface->async.wd_fd < 0) {
-            ucs_error("%s: timerfd_create(async watchdog) failed: %m",
-                      iface->md->name);
-            uct_srqud_progress_cleanup(iface);
-            return UCS_ERR_IO_ERROR;
-        }
-
-        status = ucs_async_set_event_handler(async->mode, iface->async.wd_fd,
-                                             UCS_EVENT_SET_EVREAD |
-                                             UCS_EVENT_SET_EDGE_TRIGGERED,
-                                             uct_srqud_progress_async_watchdog,
-                                             iface, async);
+        status = uct_srqud_progress_watchdog_init(iface, async);
         if (status != UCS_OK) {
-            ucs_error("%s: failed to watch the async watchdog: %s",
-                      iface->md->name, ucs_status_string(status));
-            close(iface->async.wd_fd);
-            iface->async.wd_fd = -1;
             uct_srqud_progress_cleanup(iface);
             return status;
         }
-        iface->async.wd_watched = 1;
-        uct_srqud_progress_watchdog_set(iface, ucs_get_time());
-
-        status = ucs_async_add_timer(async->mode,
-                                     UCT_SRQUD_ASYNC_RESCUE_TICKS *
-                                     iface->config.async_tick,
-                                     uct_srqud_progress_async_rescue, iface,
-                                     async, &iface->async.timer_id);
-        if (status != UCS_OK) {
-            ucs_error("%s: failed to add the async rescue timer: %s",
-                      iface->md->name, ucs_status_string(status));
-            uct_srqud_progress_cleanup(iface);
-        }
-        return status;
+        interval *= UCT_SRQUD_ASYNC_RESCUE_TICKS;
     }
 
-    status = ucs_async_add_timer(async->mode, iface->config.async_tick,
+    status = ucs_async_add_timer(async->mode, interval,
                                  uct_srqud_progress_async_timer, iface, async,
                                  &iface->async.timer_id);
     if (status != UCS_OK) {
@@ -508,11 +502,8 @@ void uct_srqud_progress_cleanup(uct_srqud_iface_t *iface)
         ucs_async_remove_handler(iface->async.timer_id, 1);
         iface->async.timer_id = -1;
     }
-    if (iface->async.wd_watched) {
-        ucs_async_remove_handler(iface->async.wd_fd, 1);
-        iface->async.wd_watched = 0;
-    }
     if (iface->async.wd_fd >= 0) {
+        ucs_async_remove_handler(iface->async.wd_fd, 1);
         close(iface->async.wd_fd);
         iface->async.wd_fd = -1;
     }

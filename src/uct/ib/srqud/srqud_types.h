@@ -308,9 +308,10 @@ struct uct_srqud_iface {
      * (AM handlers, completions of our own sends) is queued for the next
      * user progress. Everything is under the worker's async lock. */
     struct {
-        int                  timer_id;      /* UCX timer (poll, signal modes) */
-        int                  wd_fd;         /* watchdog timerfd (thread modes) */
-        int                  wd_watched;    /* wd_fd is in the async context */
+        int                  timer_id;      /* UCX timer: the tick, or the
+                                               watchdog's rescue */
+        int                  wd_fd;         /* watchdog timerfd, watched by the
+                                               async thread (thread modes) */
         ucs_time_t           wd_armed;      /* when the watchdog was last set */
         ucs_time_t           last_progress; /* of the user's progress */
         int                  active;        /* in the timer callback */
