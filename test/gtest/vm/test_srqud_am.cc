@@ -257,6 +257,54 @@ TEST(srqud_am_batch, off_posts_every_send_alone)
     EXPECT_EQ(st.tx_packets, st.tx_doorbells);
 }
 
+/* A ping-pong's sends go into an idle send queue: inline, they need no
+ * completion (UCX_SRQUD_TX_CQ_MODERATION), and one every N frees the send
+ * queue slots of the unsignaled ones before it. With a queue of 16 slots
+ * and a completion every 8, 500 messages get through only if the slots
+ * are counted right; every one arrives intact and in order. */
+TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
+{
+    const unsigned n = 500;
+
+    for (const char *moderation : {"1", "8"}) {
+        SCOPED_TRACE(std::string("TX_CQ_MODERATION=") + moderation);
+        iface_pair pair;
+        pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "16");
+        pair.set_env("UCX_SRQUD_TX_CQ_MODERATION", moderation);
+        ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+
+        std::vector<uint8_t> payload(24);
+        for (uint64_t seq = 1; seq <= n; ++seq) {
+            fill_pattern(payload.data(), payload.size(), seq);
+            ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+                return uct_ep_am_short(pair.ep, AM_ID, seq, payload.data(),
+                                       payload.size());
+            }, [&] { pair.sender->progress(); }, 10000000ul));
+            ASSERT_TRUE(pair.progress_both_until([&] {
+                return pair.log.count == seq;
+            })) << "message " << seq << " never arrived";
+        }
+        EXPECT_TRUE(pair.log.in_order());
+        EXPECT_EQ(0u, pair.log.bad);
+        ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
+            return uct_iface_flush(pair.sender->handle, 0, NULL);
+        }, [&] {
+            pair.sender->progress();
+            pair.receiver->progress();
+        }, 10000000ul));
+
+        const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
+        if (std::string(moderation) == "1") {
+            EXPECT_EQ(0u, st.tx_unsignaled);
+        } else {
+            /* most went alone into an idle queue, at most 7 of each 8
+             * unsignaled */
+            EXPECT_GE(st.tx_unsignaled, n / 2);
+            EXPECT_LE(st.tx_unsignaled, n * 7 / 8 + 1);
+        }
+    }
+}
+
 TEST_F(srqud_am, event_fd_wakes_on_receive)
 {
     int fd;

@@ -43,6 +43,15 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "At most 64, and half of TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
 
+    {"TX_CQ_MODERATION", "64",
+     "Request a send completion at least every N sends. A packet posted\n"
+     "inline into an idle send queue (a ping-pong's) needs none: its copy\n"
+     "for retransmission is freed by the acknowledgement, and its send\n"
+     "queue slot by the next completion. Batched and non-inline sends are\n"
+     "always signaled. 1: every send. At most half of TX_QUEUE_LEN.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_cq_moderation),
+     UCS_CONFIG_TYPE_UINT},
+
     {"TX_MAX_POLL", "16",
      "Maximal number of send completions processed in one progress call.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_max_poll), UCS_CONFIG_TYPE_UINT},
@@ -261,6 +270,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           config->srq_max_size);
     UCT_SRQUD_CHECK_RANGE("TX_BATCH", config->tx_batch, 1,
                           UCT_SRQUD_TX_BATCH_MAX);
+    UCT_SRQUD_CHECK_RANGE("TX_CQ_MODERATION", config->tx_cq_moderation, 1,
+                          config->tx_queue_len / 2);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
@@ -337,6 +348,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rx_grow        = (config->rx_mp.bufs_grow > 0) ?
                                    config->rx_mp.bufs_grow : 256;
     iface->config.tx_max_poll    = config->tx_max_poll;
+    iface->config.tx_cq_moderation = config->tx_cq_moderation;
     /* a batch holds at most half the send queue: the other half takes
      * the acknowledgements and resends of the call that fills it */
     iface->config.tx_batch       = ucs_min(config->tx_batch,

@@ -134,8 +134,10 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
     unsigned count;
 
     /* what the user batched since the last call leaves before anything
-     * else is looked at */
+     * else is looked at; an unsignaled send before this call counts as
+     * gone (the next send into the queue goes at once) */
     uct_srqud_tx_ring(iface);
+    iface->tx.unsig_recent = 0;
 
     count = uct_srqud_progress_rx(iface) +
             uct_srqud_progress_tx(iface);
@@ -164,7 +166,10 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
     if (!ucs_list_is_empty(&iface->tx.active_list) &&
         (now >= iface->tx.next_timer)) {
         uct_srqud_ep_timers_check(iface, now);
-        iface->tx.next_timer = now + iface->config.rto_min / 4;
+        iface->tx.next_timer      = now + iface->config.rto_min / 4;
+        /* a failed QP shows in the completions of unsignaled sends too:
+         * looked for at the next poll */
+        iface->tx.poll_unsignaled = 1;
         if (!iface->async.active) {
             uct_srqud_ep_pending_progress(iface);
         }

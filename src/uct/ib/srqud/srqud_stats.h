@@ -78,6 +78,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long async_ticks;        /* async ticks run (the watchdog
                                          expired, or the timer of a
                                          thread-less async context) */
+    unsigned long tx_unsignaled;      /* sends posted without a completion
+                                         (TX_CQ_MODERATION) */
+    unsigned long tx_stale_completions; /* of sends from before a reset */
     /* current state */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */

@@ -42,6 +42,10 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.available  = iface->config.tx_qlen;
     iface->tx.sn         = 0;
     iface->tx.comp_sn    = 0;
+    iface->tx.sig_sn     = 0;
+    iface->tx.unsignaled = 0;
+    iface->tx.unsig_recent = 0;
+    iface->tx.poll_unsignaled = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
     iface->tx.qp_error   = 0;
@@ -130,9 +134,17 @@ static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
         }
     }
 
-    /* Every send is signaled, so completions come in posting order */
-    iface->tx.comp_sn = wc->wr_id;
-    ++iface->tx.available;
+    /* Completions come in posting order, and one stands for the
+     * unsignaled sends before it (a failed QP completes every send,
+     * signaled or not): their slots are free too. One of a send from
+     * before a reset (the device flushes the old queue on its own time)
+     * finds its slot counted free by uct_srqud_tx_recover() already. */
+    if (ucs_likely(wc->wr_id > iface->tx.comp_sn)) {
+        iface->tx.available += (int)(wc->wr_id - iface->tx.comp_sn);
+        iface->tx.comp_sn    = wc->wr_id;
+    } else {
+        ++iface->stats.tx_stale_completions;
+    }
 
     while (!ucs_queue_is_empty(&iface->tx.outstanding)) {
         desc = ucs_queue_head_elem_non_empty(&iface->tx.outstanding,
@@ -182,9 +194,12 @@ static void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
     ucs_queue_for_each_extract(desc, &iface->tx.outstanding, queue, 1) {
         uct_srqud_tx_desc_flushed(iface, desc);
     }
-    iface->tx.comp_sn   = iface->tx.sn;
-    iface->tx.available = iface->config.tx_qlen;
-    iface->tx.qp_error  = 0;
+    iface->tx.comp_sn      = iface->tx.sn;
+    iface->tx.sig_sn       = iface->tx.sn;
+    iface->tx.unsignaled   = 0;
+    iface->tx.unsig_recent = 0;
+    iface->tx.available    = iface->config.tx_qlen;
+    iface->tx.qp_error     = 0;
 }
 
 
@@ -267,7 +282,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
                                          uct_srqud_send_desc_t *desc)
 {
     struct ibv_send_wr dup_wr, *bad_wr;
-    int ret, num_wr = 1;
+    int ret, batched, signaled, num_wr = 1;
 
     /* The QP is in the error state until the next progress resets it: the
      * packet cannot leave; kept for retransmission, it goes after the
@@ -290,12 +305,11 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         return UCS_OK;
     }
 
-    /* Every send is signaled: completions then come in posting order, and
-     * the sequence number frees descriptors without a per-WQE table */
+    /* Completions come in posting order: the sequence number frees
+     * descriptors without a per-WQE table */
     wr->wr_id              = iface->tx.sn + 1;
     wr->next               = NULL;
     wr->opcode             = IBV_WR_SEND;
-    wr->send_flags        |= IBV_SEND_SIGNALED;
     wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
 
     /* Fault injection (tests): the QP fails, as a send that hits a downed
@@ -308,6 +322,35 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 
     /* Fault injection (tests): the same packet twice; the descriptor is
      * released by the completion of the second */
+    /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
+     * on an HCA): while earlier sends are still in the queue, this one can
+     * wait for the next ones and share a doorbell with them. A send into
+     * an idle queue goes at once, so that a lone message (a ping-pong's)
+     * waits for nothing. */
+    batched = (iface->config.tx_batch > 1) &&
+              ((iface->tx.batch_count > 0) || uct_srqud_tx_busy(iface));
+
+    /* A completion is requested for a packet the HCA reads from our memory
+     * after the post, for a batched send (its descriptor holds the packet
+     * until the doorbell, and a signaled send in the queue is what keeps
+     * the next ones batching) and every tx_cq_moderation sends, whose
+     * completion frees the slots of the unsignaled ones before it. An
+     * inline packet into an idle queue needs none: its copy is freed by
+     * the acknowledgement. Saves the device a completion and the next
+     * progress a poll per ping-pong message. Control packets (no
+     * descriptor) are signaled: a failed QP shows in the completions of
+     * unsignaled sends only when they are polled, which the timers of an
+     * ep with packets in flight make happen (srqud_progress.c), and an
+     * interface that only acknowledges has none. */
+    signaled = batched || (desc == NULL) ||
+               !(wr->send_flags & IBV_SEND_INLINE) ||
+               (iface->tx.unsignaled + 2 > iface->config.tx_cq_moderation);
+    if (signaled) {
+        wr->send_flags |= IBV_SEND_SIGNALED;
+    } else {
+        wr->send_flags &= ~IBV_SEND_SIGNALED;
+    }
+
     if (ucs_unlikely(iface->config.fault_dup != 0) &&
         (iface->tx.available >= 2) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
@@ -318,14 +361,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         ++iface->stats.fault_duplicated;
     }
 
-    /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
-     * on an HCA): while earlier sends are still in the queue, this one can
-     * wait for the next ones and share a doorbell with them. A send into
-     * an idle queue goes at once, so that a lone message (a ping-pong's)
-     * waits for nothing. */
-    if ((iface->config.tx_batch > 1) &&
-        ((iface->tx.batch_count > 0) ||
-         (iface->tx.sn != iface->tx.comp_sn))) {
+    if (batched) {
         if (iface->tx.batch_count + num_wr > iface->config.tx_batch) {
             uct_srqud_tx_doorbell(iface);
         }
@@ -352,10 +388,23 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     iface->tx.sn        += num_wr;
     iface->tx.available -= num_wr;
     ++iface->stats.tx_packets;
-    if (desc != NULL) {
-        desc->sn     = iface->tx.sn;
-        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
-        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    if (signaled) {
+        iface->tx.sig_sn     = iface->tx.sn;
+        iface->tx.unsignaled = 0;
+        if (desc != NULL) {
+            desc->sn     = iface->tx.sn;
+            desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+            ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+        }
+    } else {
+        iface->tx.unsignaled  += num_wr;
+        iface->tx.unsig_recent = 1;
+        ++iface->stats.tx_unsignaled;
+        /* the packet is in the work request: the device needs the
+         * descriptor no more */
+        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+            ucs_mpool_put_inline(desc);
+        }
     }
 
     /* a full batch goes; so does one holding the last free WQEs, whose
@@ -425,7 +474,10 @@ unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
     }
     iface->tx.stash_count = 0;
 
-    if (iface->tx.sn != iface->tx.comp_sn) {
+    if (uct_srqud_tx_signaled_pending(iface) ||
+        ucs_unlikely(iface->tx.poll_unsignaled &&
+                     (iface->tx.sn != iface->tx.comp_sn))) {
+        iface->tx.poll_unsignaled = 0;
         ret = ibv_poll_cq(iface->send_cq,
                           ucs_min(iface->config.tx_max_poll,
                                   ucs_static_array_size(wcs)),

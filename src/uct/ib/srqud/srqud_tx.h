@@ -4,8 +4,9 @@
  * Transmit: send descriptors, posting to the interface's UD QP (inline
  * when the packet fits; batched for one doorbell while the queue is
  * busy), fault injection for tests, send completions.
- * Every send is signaled, so completions arrive in posting order and a
- * sequence number frees descriptors without a table per WQE.
+ * Completions arrive in posting order, so a sequence number frees
+ * descriptors without a table per WQE, and a completion frees the slots of
+ * the unsignaled sends before it (UCX_SRQUD_TX_CQ_MODERATION).
  */
 
 #ifndef UCT_SRQUD_TX_H_
@@ -58,6 +59,22 @@ static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_has_resources(uct_srqud_iface_t *iface)
 {
     return iface->tx.available > 0;
+}
+
+
+/* A signaled send has not completed yet */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_signaled_pending(const uct_srqud_iface_t *iface)
+{
+    return (int64_t)(iface->tx.sig_sn - iface->tx.comp_sn) > 0;
+}
+
+
+/* Earlier sends may still be in the send queue: a signaled one has not
+ * completed, or an unsignaled one went since the last progress */
+static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
+{
+    return uct_srqud_tx_signaled_pending(iface) || iface->tx.unsig_recent;
 }
 
 

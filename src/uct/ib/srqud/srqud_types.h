@@ -231,7 +231,16 @@ struct uct_srqud_iface {
         int                  available;   /* free send WQEs */
         uint64_t             sn;          /* sends posted */
         uint64_t             comp_sn;     /* sends completed */
-        ucs_queue_head_t     outstanding; /* descs posted, not completed */
+        uint64_t             sig_sn;      /* the last signaled send */
+        unsigned             unsignaled;  /* posted since a signaled one */
+        int                  unsig_recent;/* an unsignaled send was posted
+                                             since the last progress */
+        int                  poll_unsignaled; /* look for completions of
+                                             unsignaled sends (a failed QP
+                                             completes them in error) */
+        ucs_queue_head_t     outstanding; /* descs posted, not completed:
+                                             those the HCA may still read
+                                             (all but the unsignaled) */
         ucs_list_link_t      active_list; /* eps with unacknowledged packets */
         ucs_time_t           next_timer;  /* next retransmission check */
         ucs_arbiter_t        arbiter;     /* endpoints with pending requests */
@@ -255,6 +264,7 @@ struct uct_srqud_iface {
         unsigned             tx_qlen;     /* the send queue created */
         unsigned             tx_max_poll;
         unsigned             tx_batch;    /* sends per doorbell */
+        unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
         unsigned             srq_size;
         unsigned             srq_max_size;
