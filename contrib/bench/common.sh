@@ -138,12 +138,14 @@ BENCH_MEDIAN_AWK='
 # srqud-1 is srqud posting every send alone (UCX_SRQUD_TX_BATCH=1: srqud
 # before its doorbell batch), in the same run; srqud-noback sends every
 # acknowledgement alone (UCX_SRQUD_BACK_ACK=n: srqud before they rode on
-# replies).
+# replies); srqud-sig signals every send (UCX_SRQUD_TX_CQ_MODERATION=1:
+# srqud before a lone inline send went unsignaled).
 bench_tl_env() {
     case "$1" in
     srqud)   echo "UCX_SRQUD_GID_INDEX=auto" ;;
     srqud-1) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_BATCH=1" ;;
     srqud-noback) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_BACK_ACK=n" ;;
+    srqud-sig) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_CQ_MODERATION=1" ;;
     *)       echo "UCX_IB_GID_INDEX=2" ;;
     esac
 }

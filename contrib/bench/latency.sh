@@ -2,7 +2,9 @@
 #
 # 8-byte latency (issue 10's tag_lat goal): UCP tag_lat through srqud, srqud
 # with its acknowledgements sent alone (UCX_SRQUD_BACK_ACK=n: srqud before
-# they rode on replies), ud_verbs and rc_verbs, in the Soft-RoCE VM:
+# they rode on replies), srqud signaling every send
+# (UCX_SRQUD_TX_CQ_MODERATION=1: srqud before a ping-pong's sends went
+# unsignaled), ud_verbs and rc_verbs, in the Soft-RoCE VM:
 #
 #   contrib/softroce/vm-run --timeout 1800 -- contrib/bench/latency.sh [-r REPS] [-n ITERS]
 #
@@ -18,7 +20,7 @@ REPS=9
 ITERS=20000
 bench_getopts "r:REPS n:ITERS" "$@"
 CSV=$RESULTS/latency.csv
-SERIES=(srqud srqud-noback ud_verbs rc_verbs)
+SERIES=(srqud srqud-sig srqud-noback ud_verbs rc_verbs)
 echo "rep,series,typical_us,avg_us" > "$CSV"
 t0=$(date +%s)
 for rep in $(seq 1 "$REPS"); do

@@ -34,11 +34,12 @@ public:
         }
     }
 
-    void open(const char *back_ack)
+    void open(const char *back_ack, const char *every = "1")
     {
         set_env("UCX_SRQUD_RTO_MIN", "100ms");
         set_env("UCX_SRQUD_ACK_DELAY", "90ms");
         set_env("UCX_SRQUD_BACK_ACK", back_ack);
+        set_env("UCX_SRQUD_BACK_ACK_EVERY", every);
         ASSERT_NO_FATAL_FAILURE(open_pair(PING, 1));
         ASSERT_UCS_OK(pongs.attach(*sender, PONG));
         ASSERT_UCS_OK(receiver->connect(*sender, &back_ep));
@@ -80,9 +81,9 @@ public:
 
     /* @a n ping-pongs with BACK_ACK=@a back_ack, flushed; both sides'
      * counters after it */
-    void exchange(const char *back_ack, unsigned n)
+    void exchange(const char *back_ack, unsigned n, const char *every = "1")
     {
-        ASSERT_NO_FATAL_FAILURE(open(back_ack));
+        ASSERT_NO_FATAL_FAILURE(open(back_ack, every));
         ASSERT_NO_FATAL_FAILURE(ping_pong(n));
         ASSERT_NO_FATAL_FAILURE(flush_both());
         s = srqud_stats(sender->handle);
@@ -103,8 +104,8 @@ public:
 } // namespace
 
 
-/* Every ping's ack rides on its pong and every pong's on the next ping;
- * only the last pong's leaves alone. Both sides' data arrive intact and in
+/* With BACK_ACK_EVERY=1 every ping's ack rides on its pong and every
+ * pong's on the next ping; only the last pong's leaves alone. Both sides' data arrive intact and in
  * order, and both windows drain. */
 TEST_F(srqud_back_ack, replies_carry_the_acks)
 {
@@ -115,6 +116,26 @@ TEST_F(srqud_back_ack, replies_carry_the_acks)
      * each side may also owe one when a flush asks */
     EXPECT_GE(r.back_acks_sent, n - 2);
     EXPECT_GE(s.back_acks_sent, n - 2);
+    EXPECT_EQ(r.back_acks_sent, s.back_acks_taken);
+    EXPECT_EQ(s.back_acks_sent, r.back_acks_taken);
+    EXPECT_LE(r.acks_sent, 3u);
+    EXPECT_LE(s.acks_sent, 3u);
+    EXPECT_EQ(0u, s.rx_bad_token + r.rx_bad_token);
+    EXPECT_EQ(0u, s.tx_retransmits + r.tx_retransmits);
+}
+
+/* By default a reply takes the ack along once BACK_ACK_EVERY (16) packets
+ * are owed (the exchange is far quicker than half of ACK_DELAY): one ack
+ * applied per 16 messages, still none sent alone but for the flushes */
+TEST_F(srqud_back_ack, replies_carry_every_sixteenth_ack)
+{
+    const unsigned n = 200;
+
+    ASSERT_NO_FATAL_FAILURE(exchange("y", n, "16"));
+    EXPECT_GE(r.back_acks_sent, n / 16 - 1);
+    EXPECT_LE(r.back_acks_sent, n / 16 + 1);
+    EXPECT_GE(s.back_acks_sent, n / 16 - 1);
+    EXPECT_LE(s.back_acks_sent, n / 16 + 1);
     EXPECT_EQ(r.back_acks_sent, s.back_acks_taken);
     EXPECT_EQ(s.back_acks_sent, r.back_acks_taken);
     EXPECT_LE(r.acks_sent, 3u);

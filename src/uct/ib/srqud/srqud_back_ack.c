@@ -53,6 +53,19 @@ uct_srqud_ep_t *uct_srqud_back_ack_take(uct_srqud_iface_t *iface,
             /* the trailer is cumulative only */
             break;
         }
+        /* the clock as the last progress read it: a stamp of a little
+         * later only delays this ack by as much */
+        if ((pep->rx.unacked < iface->config.back_ack_every) &&
+            !(pep->flags & UCT_SRQUD_EP_FLAG_ACK_NOW) &&
+            (uct_srqud_time_since(iface->async.last_progress,
+                                  pep->rx.ack_time) <
+             iface->config.ack_delay / 2)) {
+            /* not due yet: a later reply takes it, for more packets.
+             * Applying an ack costs its receiver a few hundred
+             * instructions (a lookup, the token, the window); one per
+             * message was most of what a ping-pong spent in srqud. */
+            continue;
+        }
         back->ep_id = pep->dest_ep_id;
         back->token = pep->token;
         back->psn   = uct_srqud_ep_tx_ack_limit(pep);

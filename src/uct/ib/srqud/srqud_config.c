@@ -159,6 +159,14 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "RoCE only (an InfiniBand port without GRH always sends them alone).",
      ucs_offsetof(uct_srqud_iface_config_t, back_ack), UCS_CONFIG_TYPE_BOOL},
 
+    {"BACK_ACK_EVERY", "16",
+     "With BACK_ACK, a reply takes the acknowledgement along once this many\n"
+     "packets are owed, or once it has waited half of ACK_DELAY: a\n"
+     "ping-pong then applies one acknowledgement per this many messages, not\n"
+     "one per message, and still sends none of its own. At most ACK_THRESH\n"
+     "takes effect (the receiver acknowledges alone there). 1: every reply.",
+     ucs_offsetof(uct_srqud_iface_config_t, back_ack_every), UCS_CONFIG_TYPE_UINT},
+
     {"RTO_MIN", "20ms",
      "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
      "returns to RTO_MIN when an acknowledgement arrives.",
@@ -280,6 +288,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
     UCT_SRQUD_CHECK_RANGE("TX_WINDOW", config->tx_window, 2, 16384);
     UCT_SRQUD_CHECK_RANGE("ACK_THRESH", config->ack_thresh, 1,
                           config->tx_window);
+    UCT_SRQUD_CHECK_RANGE("BACK_ACK_EVERY", config->back_ack_every, 1,
+                          config->tx_window);
     UCT_SRQUD_CHECK_RANGE("RX_REORDER", config->rx_reorder, 0,
                           UCT_SRQUD_SR_SPAN);
     if (!(config->ack_delay >= 0) || (config->ack_delay >= config->rto_min)) {
@@ -373,6 +383,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
     iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);
     iface->config.back_ack       = config->back_ack;
+    iface->config.back_ack_every = ucs_min(config->back_ack_every,
+                                           config->ack_thresh);
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);

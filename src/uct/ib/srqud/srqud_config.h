@@ -60,6 +60,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 ack_thresh;     /* ack after this many packets */
     double                   ack_delay;      /* hold an ack at most this, s */
     int                      back_ack;       /* acks ride on replies */
+    unsigned                 back_ack_every; /* ... once this many are owed */
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */

@@ -630,9 +630,12 @@ void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->flags     |= UCT_SRQUD_EP_FLAG_ACK_QUEUED;
         ep->rx.ack_time = ucs_get_time();
         ucs_list_add_tail(&iface->rx.ack_list, &ep->rx.ack_list);
+        iface->rx.ack_due = ucs_min(iface->rx.ack_due,
+                                    ep->rx.ack_time + iface->config.ack_delay);
     }
     if (now || (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE)) {
-        ep->flags |= UCT_SRQUD_EP_FLAG_ACK_NOW;
+        ep->flags        |= UCT_SRQUD_EP_FLAG_ACK_NOW;
+        iface->rx.ack_due = 0;
     }
 }
 
@@ -642,17 +645,24 @@ void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now)
     uct_srqud_ep_t *ep, *tmp;
     uint8_t ctl;
 
+    /* the earliest of those left queued (a send resource missing leaves
+     * the rest due now) */
+    iface->rx.ack_due = UCS_TIME_INFINITY;
     ucs_list_for_each_safe(ep, tmp, &iface->rx.ack_list, rx.ack_list) {
         if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_NOW) &&
             (now != UCS_TIME_INFINITY) &&
             (uct_srqud_time_since(now, ep->rx.ack_time) <
              iface->config.ack_delay)) {
+            iface->rx.ack_due = ucs_min(iface->rx.ack_due,
+                                        ep->rx.ack_time +
+                                        iface->config.ack_delay);
             continue;
         }
         ctl = (ep->flags & UCT_SRQUD_EP_FLAG_CREP_DUE) ? UCT_SRQUD_CTL_CREP :
               (ep->flags & UCT_SRQUD_EP_FLAG_GAP)      ? UCT_SRQUD_CTL_NACK :
                                                          UCT_SRQUD_CTL_ACK;
         if (uct_srqud_ep_tx_ack(iface, ep, ctl) != UCS_OK) {
+            iface->rx.ack_due = 0;
             return; /* no send resources: try on the next progress */
         }
         if (ctl == UCT_SRQUD_CTL_NACK) {

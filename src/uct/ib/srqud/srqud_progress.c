@@ -159,7 +159,10 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
         uct_srqud_ep_pending_progress(iface);
     }
 
-    if (!ucs_list_is_empty(&iface->rx.ack_list)) {
+    /* owed acks held back for a reply to carry: looked at when the
+     * first of them falls due, not in every call */
+    if (!ucs_list_is_empty(&iface->rx.ack_list) &&
+        (now >= iface->rx.ack_due)) {
         uct_srqud_ep_acks_send(iface, now);
     }
 

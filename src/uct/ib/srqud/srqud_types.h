@@ -223,6 +223,7 @@ struct uct_srqud_iface {
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
+        ucs_time_t           ack_due;     /* none of them is due before */
         unsigned             held;        /* in reorder buffers, all eps */
     } rx;
 
@@ -294,6 +295,7 @@ struct uct_srqud_iface {
         unsigned             ack_thresh;
         ucs_time_t           ack_delay;
         int                  back_ack;     /* acks ride on replies (RoCE) */
+        unsigned             back_ack_every; /* packets owed before one does */
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
