@@ -310,6 +310,9 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     uct_srqud_ep_schedule_ack(iface, ep,
                               (++ep->rx.unacked >= iface->config.ack_thresh) ||
                               (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
+    if (ep->rx.unacked >= iface->config.back_ack_every) {
+        iface->rx.back_due = 1; /* the next AM to that peer takes it */
+    }
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
         /* a peer's RMA or zero-copy request, in order with its AMs;
