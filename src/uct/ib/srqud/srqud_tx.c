@@ -44,7 +44,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.comp_sn    = 0;
     iface->tx.sig_sn     = 0;
     iface->tx.unsignaled = 0;
-    iface->tx.unsig_recent = 0;
+    iface->tx.unsig_recent    = 0;
     iface->tx.poll_unsignaled = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
@@ -320,8 +320,6 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         uct_srqud_tx_fault_qp_error(iface);
     }
 
-    /* Fault injection (tests): the same packet twice; the descriptor is
-     * released by the completion of the second */
     /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
      * on an HCA): while earlier sends are still in the queue, this one can
      * wait for the next ones and share a doorbell with them. A send into
@@ -351,6 +349,9 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         wr->send_flags &= ~IBV_SEND_SIGNALED;
     }
 
+    /* Fault injection (tests): the same packet twice, signaled as the
+     * first; a descriptor in the send queue is released by the completion
+     * of the second */
     if (ucs_unlikely(iface->config.fault_dup != 0) &&
         (iface->tx.available >= 2) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
