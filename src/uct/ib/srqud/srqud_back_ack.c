@@ -41,7 +41,7 @@ uct_srqud_ep_t *uct_srqud_back_ack_take(uct_srqud_iface_t *iface,
 
     /* looked: another peer's due ack is flagged again by its next packet,
      * or leaves alone (ACK_THRESH, ACK_DELAY) */
-    iface->rx.back_due = 0;
+    iface->rx.carry_due = 0;
     ucs_list_for_each(pep, &iface->rx.ack_list, rx.ack_list) {
         if (++scanned > UCT_SRQUD_BACK_ACK_SCAN) {
             break;

@@ -71,7 +71,7 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
      * the first was queued (ack_due is then at most delay/2 away), or
      * one due at once (ack_due 0) */
     if (!ucs_list_is_empty(&iface->rx.ack_list) && iface->config.back_ack &&
-        (iface->rx.back_due ||
+        (iface->rx.carry_due ||
          (iface->async.last_progress + iface->config.ack_delay / 2 >=
           iface->rx.ack_due)) &&
         (desc->num_zsge == 0) &&

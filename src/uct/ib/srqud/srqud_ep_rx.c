@@ -311,7 +311,7 @@ static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                               (++ep->rx.unacked >= iface->config.ack_thresh) ||
                               (neth->flags & UCT_SRQUD_PACKET_FLAG_ACK_REQ));
     if (ep->rx.unacked >= iface->config.back_ack_every) {
-        iface->rx.back_due = 1; /* the next AM to that peer takes it */
+        iface->rx.carry_due = 1; /* the next AM to that peer takes it */
     }
 
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {

@@ -414,6 +414,26 @@ ucs_status_t uct_srqud_progress_event_arm(uct_iface_h tl_iface,
 }
 
 
+/* UCX's async thread calls @a cb when @a fd has an event; @a what names
+ * the fd in the error */
+static ucs_status_t
+uct_srqud_progress_watch_fd(uct_srqud_iface_t *iface,
+                            ucs_async_context_t *async, int fd,
+                            ucs_event_set_types_t events,
+                            ucs_async_event_cb_t cb, const char *what)
+{
+    ucs_status_t status;
+
+    status = ucs_async_set_event_handler(async->mode, fd, events, cb, iface,
+                                         async);
+    if (status != UCS_OK) {
+        ucs_error("%s: failed to watch the %s: %s", iface->md->name, what,
+                  ucs_status_string(status));
+    }
+    return status;
+}
+
+
 /* The watchdog's timerfd, watched by UCX's async thread; on failure
  * nothing of it is left (wd_fd < 0) */
 static ucs_status_t
@@ -430,14 +450,12 @@ uct_srqud_progress_watchdog_init(uct_srqud_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    status = ucs_async_set_event_handler(async->mode, fd,
+    status = uct_srqud_progress_watch_fd(iface, async, fd,
                                          UCS_EVENT_SET_EVREAD |
                                          UCS_EVENT_SET_EDGE_TRIGGERED,
                                          uct_srqud_progress_async_timer,
-                                         iface, async);
+                                         "async watchdog");
     if (status != UCS_OK) {
-        ucs_error("%s: failed to watch the async watchdog: %s",
-                  iface->md->name, ucs_status_string(status));
         close(fd);
         return status;
     }
@@ -466,14 +484,12 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
      * channel (its CQs are armed only by event_arm, when the user is about
      * to sleep, so a busy user pays nothing) */
     if (iface->async.event_cb != NULL) {
-        status = ucs_async_set_event_handler(async->mode,
+        status = uct_srqud_progress_watch_fd(iface, async,
                                              iface->comp_channel->fd,
                                              UCS_EVENT_SET_EVREAD,
                                              uct_srqud_progress_channel_event,
-                                             iface, async);
+                                             "completion channel");
         if (status != UCS_OK) {
-            ucs_error("%s: failed to watch the completion channel: %s",
-                      iface->md->name, ucs_status_string(status));
             return status;
         }
     }

@@ -157,7 +157,7 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
     ucs_list_head_init(&iface->rx.ack_list);
     iface->rx.ack_due  = UCS_TIME_INFINITY;
-    iface->rx.back_due = 0;
+    iface->rx.carry_due = 0;
 
     /* the layout in srqud_rxpool.h */
     rx_headroom = (params->field_mask & UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ?

@@ -224,7 +224,7 @@ struct uct_srqud_iface {
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
         ucs_time_t           ack_due;     /* none of them is due before */
-        int                  back_due;    /* one reached BACK_ACK_EVERY
+        int                  carry_due;   /* one reached BACK_ACK_EVERY
                                              packets since a send looked */
         unsigned             held;        /* in reorder buffers, all eps */
     } rx;
