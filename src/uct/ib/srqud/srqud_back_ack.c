@@ -76,6 +76,12 @@ uct_srqud_ep_t *uct_srqud_back_ack_take(uct_srqud_iface_t *iface,
                         UCT_SRQUD_EP_FLAG_ACK_NOW);
         pep->rx.unacked = 0;
         ucs_list_del(&pep->rx.ack_list);
+        if (ucs_list_is_empty(&iface->rx.ack_list)) {
+            /* nothing owed: else ack_due stayed at the taken ack's time,
+             * and every later send scanned the list until a progress
+             * call passed it (uct_srqud_ep_acks_send sets it again) */
+            iface->rx.ack_due = UCS_TIME_INFINITY;
+        }
         ++iface->stats.back_acks_sent;
         return pep;
     }

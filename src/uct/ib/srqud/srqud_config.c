@@ -396,6 +396,9 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                                               4294967295.0);
     iface->config.fault_chunk_drop = (uint32_t)(config->fault_chunk_drop *
                                                 4294967295.0);
+    iface->config.fault_tx       = iface->config.fault_drop ||
+                                   iface->config.fault_dup ||
+                                   iface->config.fault_qp_error;
     if (iface->config.fault_drop || iface->config.fault_dup ||
         iface->config.fault_qp_error || iface->config.fault_chunk_drop) {
         ucs_warn("%s: fault injection on: dropping %g, duplicating %g of "

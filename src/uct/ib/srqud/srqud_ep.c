@@ -623,8 +623,8 @@ out:
  * application, does not carry an extra packet each way; they go at once
  * for a duplicate, a request (ACK_REQ: half window, flush), a CREQ, or
  * every ACK_THRESH packets. */
-void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               int now)
+void uct_srqud_ep_queue_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            int now)
 {
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED)) {
         ep->flags     |= UCT_SRQUD_EP_FLAG_ACK_QUEUED;

@@ -67,8 +67,21 @@ void uct_srqud_ep_ack_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                            const uct_srqud_sack_t *sack);
 
 /* Queue an acknowledgement (@a now: it may not wait for ACK_DELAY) */
-void uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               int now);
+void uct_srqud_ep_queue_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            int now);
+
+/* The same, inline for the packet that finds one queued already (all but
+ * the first of a ping-pong's BACK_ACK_EVERY) */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep, int now)
+{
+    if (!now && ((ep->flags & (UCT_SRQUD_EP_FLAG_ACK_QUEUED |
+                               UCT_SRQUD_EP_FLAG_CREP_DUE)) ==
+                 UCT_SRQUD_EP_FLAG_ACK_QUEUED)) {
+        return;
+    }
+    uct_srqud_ep_queue_ack(iface, ep, now);
+}
 
 /* Send acknowledgements owed by passive endpoints: the urgent ones, and
  * those delayed for UCX_SRQUD_ACK_DELAY by @a now (all of them if @a now is

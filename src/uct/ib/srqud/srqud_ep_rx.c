@@ -301,10 +301,10 @@ static void uct_srqud_ep_rx_request(uct_srqud_iface_t *iface,
 
 
 /* The next expected packet of a passive ep: acknowledge and hand it on */
-static void uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                                   uct_srqud_recv_desc_t *desc,
-                                   const uct_srqud_neth_t *neth,
-                                   size_t payload_len)
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                       uct_srqud_recv_desc_t *desc,
+                       const uct_srqud_neth_t *neth, size_t payload_len)
 {
     ++ep->rx.expected;
     uct_srqud_ep_schedule_ack(iface, ep,
@@ -452,6 +452,18 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        /* The common packet: a reliable AM, the next one expected, nothing
+         * held, nothing carried back, in the user's progress. What
+         * uct_srqud_ep_rx_passive would find for it, without its other
+         * cases' tests. */
+        if (ucs_likely(((neth->flags & ~UCT_SRQUD_PACKET_FLAG_ACK_REQ) ==
+                        (UCT_SRQUD_PACKET_FLAG_AM | UCT_SRQUD_PACKET_FLAG_REL)) &&
+                       (neth->psn == ep->rx.expected) &&
+                       (ep->rx.reorder == NULL) && !iface->async.active)) {
+            uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
+            return;
+        }
+
         /* an ack it brought back is for one of our active eps; applied
          * after the packet, whose handler may destroy that ep, from a
          * copy, since the handler may keep or reuse the buffer */

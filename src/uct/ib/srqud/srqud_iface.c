@@ -39,11 +39,12 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
 
     uct_srqud_rxpool_state_t pool;
 
-    uct_srqud_rxpool_query(iface->rx.pool, &pool);
     /* the counters are written by the progress path and the async timer,
-     * both under the interface's lock; rx.taken under rx.lock */
+     * both under the interface's lock, as is rx.taken. What was polled is
+     * told to the pool first, so that its counts add up. */
     uct_srqud_enter(iface);
-    ucs_spin_lock(&iface->rx.lock);
+    uct_srqud_rx_report(iface);
+    uct_srqud_rxpool_query(iface->rx.pool, &pool);
     *stats                  = iface->stats;
     stats->srq_limit_events = pool.limit_events;
     stats->srq_refilled     = pool.refilled;
@@ -60,7 +61,6 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
     stats->share            = iface->config.share;
     stats->zcopy_pool_qps   = iface->zcopy.pool_created;
     stats->zcopy_pool_peak  = iface->zcopy.pool_peak;
-    ucs_spin_unlock(&iface->rx.lock);
     uct_srqud_leave(iface);
     return UCS_OK;
 }
@@ -279,7 +279,6 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     kh_init_inplace(uct_srqud_peer, &self->peers);
     kh_init_inplace(uct_srqud_ah, &self->ah_hash);
     ucs_arbiter_init(&self->tx.arbiter);
-    ucs_spinlock_init(&self->rx.lock, 0);
 }
 
 
@@ -287,7 +286,6 @@ static void uct_srqud_iface_cleanup_state(uct_srqud_iface_t *self)
 {
     kh_destroy_inplace(uct_srqud_peer, &self->peers);
     ucs_ptr_array_cleanup(&self->eps, 0);
-    ucs_spinlock_destroy(&self->rx.lock);
     ucs_arbiter_cleanup(&self->tx.arbiter);
 }
 

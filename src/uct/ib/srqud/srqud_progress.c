@@ -112,7 +112,8 @@ static unsigned uct_srqud_progress_rx(uct_srqud_iface_t *iface)
 }
 
 
-static unsigned uct_srqud_progress_tx(uct_srqud_iface_t *iface)
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srqud_progress_tx(uct_srqud_iface_t *iface)
 {
     unsigned count = uct_srqud_tx_poll(iface);
 
@@ -128,8 +129,8 @@ static unsigned uct_srqud_progress_tx(uct_srqud_iface_t *iface)
 }
 
 
-static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
-                                          ucs_time_t now)
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srqud_progress_locked(uct_srqud_iface_t *iface, ucs_time_t now)
 {
     unsigned count;
 
@@ -149,7 +150,9 @@ static unsigned uct_srqud_progress_locked(uct_srqud_iface_t *iface,
 
     /* the protocols (zero-copy, copy-path RMA) complete user operations
      * in the user's progress; the async thread runs what calls nobody */
-    count += iface->proto->progress(iface, now, iface->async.active);
+    if (uct_srqud_proto_pending(iface)) {
+        count += iface->proto->progress(iface, now, iface->async.active);
+    }
 
     /* groups scheduled since the last dispatch (a fence released, a
      * window reopened by a queued acknowledgement): the user's progress

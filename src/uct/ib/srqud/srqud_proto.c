@@ -21,10 +21,10 @@ static unsigned uct_srqud_proto_progress(uct_srqud_iface_t *iface,
                uct_srqud_zcopy_async_progress(iface) : 0;
     }
 
-    if (ucs_unlikely(uct_srqud_zcopy_active(iface))) {
+    if (uct_srqud_zcopy_active(iface)) {
         count += uct_srqud_zcopy_progress(iface);
     }
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->rma.ops))) {
+    if (!ucs_list_is_empty(&iface->rma.ops)) {
         count += uct_srqud_rma_progress(iface, now);
     }
     return count;

@@ -33,16 +33,9 @@ static void uct_srqud_rx_cache_trim(uct_srqud_iface_t *iface, unsigned keep)
 }
 
 
-void uct_srqud_rx_desc_put(uct_srqud_iface_t *iface,
-                           uct_srqud_recv_desc_t *desc)
+void uct_srqud_rx_cache_half(uct_srqud_iface_t *iface)
 {
-    /* any thread that holds a delivered descriptor may release it */
-    ucs_spin_lock(&iface->rx.lock);
-    if (ucs_unlikely(iface->rx.cache_count == UCT_SRQUD_RX_CACHE_MAX)) {
-        uct_srqud_rx_cache_trim(iface, UCT_SRQUD_RX_CACHE_MAX / 2);
-    }
-    iface->rx.cache[iface->rx.cache_count++] = desc;
-    ucs_spin_unlock(&iface->rx.lock);
+    uct_srqud_rx_cache_trim(iface, UCT_SRQUD_RX_CACHE_MAX / 2);
 }
 
 
@@ -51,35 +44,30 @@ static void uct_srqud_rx_release_desc(uct_recv_desc_t *self, void *desc)
     uct_srqud_iface_t *iface = ucs_container_of(self, uct_srqud_iface_t,
                                                 release_desc);
 
+    /* any thread that holds a delivered descriptor may release it: under
+     * the interface's lock, as UCX's ud does, which every other user of
+     * the cache holds already */
+    uct_srqud_enter(iface);
     uct_srqud_rx_desc_put(iface,
             UCS_PTR_BYTE_OFFSET(desc,
                                 -(ptrdiff_t)iface->config.rx_headroom_offset));
+    uct_srqud_leave(iface);
 }
 
 
-void uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface,
-                             uct_srqud_recv_desc_t *desc,
-                             size_t payload_len)
+/* Buffers polled since the last report leave the pool's posted count for
+ * the interface's taken one. Done once per refill batch, not per poll: a
+ * ping-pong took the pool's lock and another for every message. Until
+ * then the pool counts them posted, which errs on the safe side: other
+ * interfaces and the LIMIT thread post up to a batch fewer, never more
+ * than a CQ holds. */
+void uct_srqud_rx_report(uct_srqud_iface_t *iface)
 {
-    const uct_srqud_neth_t *neth = uct_srqud_rx_neth(iface, desc);
-    void *payload                = uct_srqud_rx_payload(iface, desc);
-    ucs_status_t status;
-
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
-                       payload, payload_len, "RX: AM");
-    status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
-                                 payload_len, UCT_CB_PARAM_FLAG_DESC);
-    if (status == UCS_INPROGRESS) {
-        /* The user keeps the buffer and releases it with
-         * uct_iface_release_desc(); from here on the bytes before the
-         * payload are the user's headroom */
-        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc,
-                                          iface->config.rx_headroom_offset)) =
-                &iface->release_desc;
-        return;
+    if (iface->rx.polled > 0) {
+        uct_srqud_rxpool_polled(iface->rx.pool, iface->rx.polled);
+        iface->rx.taken  += iface->rx.polled;
+        iface->rx.polled  = 0;
     }
-
-    uct_srqud_rx_desc_put(iface, desc);
 }
 
 
@@ -89,7 +77,7 @@ static void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max)
 {
     unsigned count, got, posted;
 
-    ucs_spin_lock(&iface->rx.lock);
+    uct_srqud_rx_report(iface);
     count = ucs_min(max, UCT_SRQUD_RX_CACHE_MAX);
     if (iface->rx.cache_count < count) {
         got = uct_srqud_rxpool_get(iface->rx.pool,
@@ -112,7 +100,6 @@ static void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max)
     }
     iface->rx.cache_count -= posted;
     iface->rx.taken       -= posted;
-    ucs_spin_unlock(&iface->rx.lock);
 }
 
 
@@ -152,6 +139,7 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     iface->rx.pool             = NULL;
     iface->rx.cache_count      = 0;
     iface->rx.taken            = 0;
+    iface->rx.polled           = 0;
     iface->rx.stash_count      = 0;
     iface->rx.held             = 0;
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
@@ -240,59 +228,30 @@ void uct_srqud_rx_cleanup(uct_srqud_iface_t *iface)
     }
     iface->async.queued = 0;
 
-    ucs_spin_lock(&iface->rx.lock);
+    uct_srqud_rx_report(iface);
     uct_srqud_rx_cache_trim(iface, 0);
-    ucs_spin_unlock(&iface->rx.lock);
 
     uct_srqud_rxpool_detach(iface->rx.pool, iface->rx.taken);
     iface->rx.pool = NULL;
 }
 
 
-unsigned uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
-                           unsigned max)
+unsigned uct_srqud_rx_unstash(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
+                              unsigned max)
 {
-    unsigned count = 0;
-    int ret;
+    unsigned count = ucs_min(iface->rx.stash_count, max);
 
-    /* completions event_arm polled while arming come first; the stash is
-     * empty on nearly every call, and a busy-polling user makes millions
-     * of them: no library calls for nothing */
-    if (ucs_unlikely(iface->rx.stash_count > 0)) {
-        count = ucs_min(iface->rx.stash_count, max);
-        memcpy(wcs, iface->rx.stash, count * sizeof(*wcs));
-        memmove(iface->rx.stash, iface->rx.stash + count,
-                (iface->rx.stash_count - count) * sizeof(*wcs));
-        iface->rx.stash_count -= count;
-    }
-
-    ret = ibv_poll_cq(iface->recv_cq,
-                      ucs_min(ucs_min(iface->config.rx_max_poll,
-                                      UCT_SRQUD_RX_POLL_MAX), max - count),
-                      wcs + count);
-    if (ucs_unlikely(ret < 0)) {
-        ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);
-    }
-    count += ret;
-
-    /* Buffers leave the SRQ when the completion is polled: lent to us */
-    if (count > 0) {
-        uct_srqud_rxpool_polled(iface->rx.pool, count);
-        ucs_spin_lock(&iface->rx.lock);
-        iface->rx.taken += count;
-        ucs_spin_unlock(&iface->rx.lock);
-    }
+    memcpy(wcs, iface->rx.stash, count * sizeof(*wcs));
+    memmove(iface->rx.stash, iface->rx.stash + count,
+            (iface->rx.stash_count - count) * sizeof(*wcs));
+    iface->rx.stash_count -= count;
     return count;
 }
 
 
-void uct_srqud_rx_refill(uct_srqud_iface_t *iface)
+void uct_srqud_rx_refill_missing(uct_srqud_iface_t *iface, unsigned missing)
 {
-    unsigned missing = uct_srqud_rxpool_missing(iface->rx.pool);
-
-    if (missing >= iface->config.rx_post_batch) {
-        uct_srqud_rx_post(iface, missing);
-    }
+    uct_srqud_rx_post(iface, missing);
 }
 
 

@@ -9,7 +9,11 @@
 #ifndef UCT_SRQUD_RX_H_
 #define UCT_SRQUD_RX_H_
 
+#include "srqud_rxpool.h"
 #include "srqud_types.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/debug/log.h>
 
 
 /* Buffers, their first posting and the watermark (Eq. 5) */
@@ -22,8 +26,12 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
 void uct_srqud_rx_cleanup(uct_srqud_iface_t *iface);
 
 
-/* Repost when a batch's worth is missing (after polling) */
-void uct_srqud_rx_refill(uct_srqud_iface_t *iface);
+/* Repost @a missing buffers (uct_srqud_rx_refill) */
+void uct_srqud_rx_refill_missing(uct_srqud_iface_t *iface, unsigned missing);
+
+/* What was polled goes to the pool's and the interface's counts (the
+ * interface's lock held) */
+void uct_srqud_rx_report(uct_srqud_iface_t *iface);
 
 /* Completions taken from the receive CQ in one call at most (besides the
  * stashed ones), whatever UCX_SRQUD_RX_MAX_POLL says */
@@ -34,16 +42,12 @@ void uct_srqud_rx_refill(uct_srqud_iface_t *iface);
  * Take up to @a max receive completions: those event_arm stashed, then the
  * CQ's. The buffers leave the SRQ's count here.
  */
-unsigned uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
-                           unsigned max);
+/* The completions event_arm polled while arming (uct_srqud_rx_poll) */
+unsigned uct_srqud_rx_unstash(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
+                              unsigned max);
 
-/* Give a receive buffer back to the pool */
-void uct_srqud_rx_desc_put(uct_srqud_iface_t *iface,
-                           uct_srqud_recv_desc_t *desc);
-
-/* Invoke the AM handler for a received packet */
-void uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface,
-                             uct_srqud_recv_desc_t *desc, size_t payload_len);
+/* A full cache gives half of it back to the pool (uct_srqud_rx_desc_put) */
+void uct_srqud_rx_cache_half(uct_srqud_iface_t *iface);
 
 /* Drop the packets the async thread queued for an ep that goes away */
 void uct_srqud_rx_purge_ep(uct_srqud_iface_t *iface, const void *ep);
@@ -74,6 +78,87 @@ static UCS_F_ALWAYS_INLINE void*
 uct_srqud_rx_payload(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc)
 {
     return UCS_PTR_BYTE_OFFSET(desc, iface->config.rx_payload_offset);
+}
+
+
+/* Receive completions: those event_arm stashed first, then the CQ's. The
+ * stash is empty on nearly every call, and a busy-polling user makes
+ * millions of them: inline, no calls for nothing. */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs, unsigned max)
+{
+    unsigned count = 0;
+    int ret;
+
+    if (ucs_unlikely(iface->rx.stash_count > 0)) {
+        count = uct_srqud_rx_unstash(iface, wcs, max);
+    }
+
+    ret = ibv_poll_cq(iface->recv_cq,
+                      ucs_min(ucs_min(iface->config.rx_max_poll,
+                                      UCT_SRQUD_RX_POLL_MAX), max - count),
+                      wcs + count);
+    if (ucs_unlikely(ret < 0)) {
+        ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);
+    }
+    count += ret;
+
+    /* Buffers leave the SRQ when the completion is polled: lent to us,
+     * told to the pool with the next refill (uct_srqud_rx_report) */
+    iface->rx.polled += count;
+    return count;
+}
+
+
+/* Give a receive buffer back: to the interface's cache, under the
+ * interface's lock */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_rx_desc_put(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc)
+{
+    if (ucs_unlikely(iface->rx.cache_count == UCT_SRQUD_RX_CACHE_MAX)) {
+        uct_srqud_rx_cache_half(iface);
+    }
+    iface->rx.cache[iface->rx.cache_count++] = desc;
+}
+
+
+/* Invoke the AM handler for a received packet */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
+                        size_t payload_len)
+{
+    const uct_srqud_neth_t *neth = uct_srqud_rx_neth(iface, desc);
+    void *payload                = uct_srqud_rx_payload(iface, desc);
+    ucs_status_t status;
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
+                       payload, payload_len, "RX: AM");
+    status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
+                                 payload_len, UCT_CB_PARAM_FLAG_DESC);
+    if (status == UCS_INPROGRESS) {
+        /* The user keeps the buffer and releases it with
+         * uct_iface_release_desc(); from here on the bytes before the
+         * payload are the user's headroom */
+        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc,
+                                          iface->config.rx_headroom_offset)) =
+                &iface->release_desc;
+        return;
+    }
+
+    uct_srqud_rx_desc_put(iface, desc);
+}
+
+
+/* Repost when a batch's worth is missing (after polling): the pool's count
+ * and what this interface polled since it last told the pool */
+static UCS_F_ALWAYS_INLINE void uct_srqud_rx_refill(uct_srqud_iface_t *iface)
+{
+    unsigned missing = uct_srqud_rxpool_missing(iface->rx.pool) +
+                       iface->rx.polled;
+
+    if (ucs_unlikely(missing >= iface->config.rx_post_batch)) {
+        uct_srqud_rx_refill_missing(iface, missing);
+    }
 }
 
 #endif

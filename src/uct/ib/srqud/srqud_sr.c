@@ -91,47 +91,6 @@ unsigned uct_srqud_sr_undo_timeout(ucs_queue_head_t *window)
 }
 
 
-unsigned uct_srqud_sr_release(ucs_queue_head_t *window,
-                              uct_srqud_psn_t ack_psn, uint64_t now,
-                              uct_srqud_rtt_t *rtt,
-                              void (*release)(uct_srqud_tx_slot_t *slot,
-                                              void *arg),
-                              void *arg, unsigned *flags_p)
-{
-    uct_srqud_tx_slot_t *slot;
-    uint64_t sample = 0;
-    unsigned count  = 0;
-    unsigned flags  = 0;
-
-    while (!ucs_queue_is_empty(window)) {
-        slot = ucs_queue_head_elem_non_empty(window, uct_srqud_tx_slot_t, elem);
-        if (!uct_srqud_psn_le(slot->psn, ack_psn)) {
-            break;
-        }
-        if (slot->resends == 0) {
-            sample = uct_srqud_time_since(now, slot->send_time);
-            if (slot->passed) {
-                flags |= UCT_SRQUD_SR_REORDERED; /* late, not lost */
-            }
-            if (slot->lost) {
-                flags |= UCT_SRQUD_SR_SPURIOUS;
-            }
-        }
-        ucs_queue_pull_non_empty(window);
-        release(slot, arg);
-        ++count;
-    }
-
-    if (sample != 0) {
-        uct_srqud_rtt_sample(rtt, sample);
-    }
-    if (flags_p != NULL) {
-        *flags_p = flags;
-    }
-    return count;
-}
-
-
 unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
                                   uct_srqud_sr_resend_cb_t cb, void *arg)
 {

@@ -274,9 +274,76 @@ static void uct_srqud_tx_batch_add(uct_srqud_iface_t *iface,
 }
 
 
-/* Post one send work request (fault injection for tests applies here),
- * or batch it for one doorbell with the next ones; @a desc, if any, is
- * freed by the completion */
+/* A provider may refuse sends on a QP in the error state: the packet is
+ * lost then, and the QP is reset at the next progress */
+static void uct_srqud_tx_post_failed(uct_srqud_iface_t *iface,
+                                     uct_srqud_send_desc_t *desc, int ret)
+{
+    ucs_debug("%s: ibv_post_send() failed: %s", iface->md->name,
+              strerror(ret));
+    iface->tx.qp_error = 1;
+    if (desc != NULL) {
+        uct_srqud_tx_desc_flushed(iface, desc);
+    }
+}
+
+
+/* @a num_wr unsignaled sends are in the queue: the next completion frees
+ * their slots */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_tx_posted_unsignaled(uct_srqud_iface_t *iface,
+                               uct_srqud_send_desc_t *desc, int num_wr)
+{
+    iface->tx.unsignaled  += num_wr;
+    iface->tx.unsig_recent = 1;
+    ++iface->stats.tx_unsignaled;
+    /* the packet is in the work request: the device needs the descriptor
+     * no more */
+    if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+        ucs_mpool_put_inline(desc);
+    }
+}
+
+
+/* Fault injection (tests), after the request is filled in: 0 when the
+ * packet is lost on the wire (the sender does not know), else the number
+ * of requests to post: 2 when @a dup_wr, the same packet, follows it. The
+ * QP may fail first, as a send that hits a downed link does on Soft-RoCE:
+ * this send is flushed, and the next progress resets the QP. */
+static int uct_srqud_tx_fault(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
+                              uct_srqud_send_desc_t *desc,
+                              struct ibv_send_wr *dup_wr)
+{
+    if ((iface->config.fault_drop != 0) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
+        ++iface->stats.fault_dropped;
+        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+            ucs_mpool_put_inline(desc);
+        }
+        return 0;
+    }
+
+    if ((iface->config.fault_qp_error != 0) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_qp_error)) {
+        uct_srqud_tx_fault_qp_error(iface);
+    }
+
+    /* signaled as the first; a descriptor in the send queue is released
+     * by the completion of the second */
+    if ((iface->config.fault_dup != 0) && (iface->tx.available >= 2) &&
+        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
+        *dup_wr       = *wr;
+        dup_wr->wr_id = iface->tx.sn + 2;
+        wr->next      = dup_wr;
+        ++iface->stats.fault_duplicated;
+        return 2;
+    }
+    return 1;
+}
+
+
+/* Post one send work request, or batch it for one doorbell with the next
+ * ones; @a desc, if any, is freed by the completion */
 static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
                                          struct ibv_send_wr *wr,
                                          uct_srqud_send_desc_t *desc)
@@ -294,31 +361,12 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         return UCS_OK;
     }
 
-    /* Lost on the wire (fault injection, tests): the sender does not know */
-    if (ucs_unlikely((iface->config.fault_drop != 0) &&
-                     (uct_srqud_iface_fault_rand(iface) <
-                      iface->config.fault_drop))) {
-        ++iface->stats.fault_dropped;
-        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-            ucs_mpool_put_inline(desc);
-        }
-        return UCS_OK;
-    }
-
     /* Completions come in posting order: the sequence number frees
      * descriptors without a per-WQE table */
     wr->wr_id              = iface->tx.sn + 1;
     wr->next               = NULL;
     wr->opcode             = IBV_WR_SEND;
     wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
-
-    /* Fault injection (tests): the QP fails, as a send that hits a downed
-     * link does on Soft-RoCE; this send is flushed, and the next progress
-     * resets the QP */
-    if (ucs_unlikely(iface->config.fault_qp_error != 0) &&
-        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_qp_error)) {
-        uct_srqud_tx_fault_qp_error(iface);
-    }
 
     /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
      * on an HCA): while earlier sends are still in the queue, this one can
@@ -349,17 +397,11 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         wr->send_flags &= ~IBV_SEND_SIGNALED;
     }
 
-    /* Fault injection (tests): the same packet twice, signaled as the
-     * first; a descriptor in the send queue is released by the completion
-     * of the second */
-    if (ucs_unlikely(iface->config.fault_dup != 0) &&
-        (iface->tx.available >= 2) &&
-        (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
-        dup_wr       = *wr;
-        dup_wr.wr_id = iface->tx.sn + 2;
-        wr->next     = &dup_wr;
-        num_wr       = 2;
-        ++iface->stats.fault_duplicated;
+    if (ucs_unlikely(iface->config.fault_tx)) {
+        num_wr = uct_srqud_tx_fault(iface, wr, desc, &dup_wr);
+        if (num_wr == 0) {
+            return UCS_OK;
+        }
     }
 
     if (batched) {
@@ -374,14 +416,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         ret = ibv_post_send(iface->qp, wr, &bad_wr);
         ++iface->stats.tx_doorbells;
         if (ucs_unlikely(ret != 0)) {
-            /* a provider may refuse sends on a QP in the error state: lost
-             * then, and the QP is reset at the next progress */
-            ucs_debug("%s: ibv_post_send() failed: %s", iface->md->name,
-                      strerror(ret));
-            iface->tx.qp_error = 1;
-            if (desc != NULL) {
-                uct_srqud_tx_desc_flushed(iface, desc);
-            }
+            uct_srqud_tx_post_failed(iface, desc, ret);
             return UCS_OK;
         }
     }
@@ -398,14 +433,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
             ucs_queue_push(&iface->tx.outstanding, &desc->queue);
         }
     } else {
-        iface->tx.unsignaled  += num_wr;
-        iface->tx.unsig_recent = 1;
-        ++iface->stats.tx_unsignaled;
-        /* the packet is in the work request: the device needs the
-         * descriptor no more */
-        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-            ucs_mpool_put_inline(desc);
-        }
+        uct_srqud_tx_posted_unsignaled(iface, desc, num_wr);
     }
 
     /* a full batch goes; so does one holding the last free WQEs, whose
@@ -418,13 +446,54 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 }
 
 
+/* The lone inline packet into an idle queue (a ping-pong's): what
+ * uct_srqud_tx_post_wr decides for it (no batch, no completion), without
+ * the cases it does not have */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_lone_inline(const uct_srqud_iface_t *iface,
+                         const uct_srqud_send_desc_t *desc)
+{
+    return (desc->num_zsge == 0) && (desc->length <= iface->config.max_inline) &&
+           (iface->tx.batch_count == 0) && !uct_srqud_tx_busy(iface) &&
+           (iface->tx.unsignaled + 2 <= iface->config.tx_cq_moderation) &&
+           !iface->tx.qp_error && !iface->config.fault_tx;
+}
+
+
 ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
                                     struct ibv_ah *ah, uint32_t dest_qpn,
                                     uct_srqud_send_desc_t *desc)
 {
     struct ibv_sge sge[1 + UCT_SRQUD_MAX_IOV];
-    struct ibv_send_wr wr;
+    struct ibv_send_wr wr, *bad_wr;
     uint8_t i;
+    int ret;
+
+    if (ucs_likely(uct_srqud_tx_lone_inline(iface, desc))) {
+        sge[0].addr          = (uintptr_t)uct_srqud_tx_desc_neth(desc);
+        sge[0].length        = desc->length;
+        sge[0].lkey          = desc->lkey;
+        wr.wr_id             = iface->tx.sn + 1;
+        wr.next              = NULL;
+        wr.sg_list           = sge;
+        wr.num_sge           = 1;
+        wr.opcode            = IBV_WR_SEND;
+        wr.send_flags        = IBV_SEND_INLINE;
+        wr.wr.ud.ah          = ah;
+        wr.wr.ud.remote_qpn  = dest_qpn;
+        wr.wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+        ret = ibv_post_send(iface->qp, &wr, &bad_wr);
+        ++iface->stats.tx_doorbells;
+        if (ucs_unlikely(ret != 0)) {
+            uct_srqud_tx_post_failed(iface, desc, ret);
+            return UCS_OK;
+        }
+        ++iface->tx.sn;
+        --iface->tx.available;
+        ++iface->stats.tx_packets;
+        uct_srqud_tx_posted_unsignaled(iface, desc, 1);
+        return UCS_OK;
+    }
 
     sge[0].addr = (uintptr_t)uct_srqud_tx_desc_neth(desc);
     sge[0].length = desc->length;
@@ -463,7 +532,7 @@ ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
 }
 
 
-unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
+unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
 {
     struct ibv_wc wcs[64];
     unsigned i, count;

@@ -47,8 +47,9 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_tx_ring(uct_srqud_iface_t *iface)
     }
 }
 
-/* Send completions (and those stashed by event_arm); returns how many */
-unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface);
+/* Send completions (and those stashed by event_arm); returns how many
+ * (uct_srqud_tx_poll, below, calls it when there can be any) */
+unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface);
 
 /* The HCA is done with a descriptor */
 void uct_srqud_tx_desc_completed(uct_srqud_iface_t *iface,
@@ -82,6 +83,19 @@ static UCS_F_ALWAYS_INLINE uct_srqud_neth_t*
 uct_srqud_tx_desc_neth(uct_srqud_send_desc_t *desc)
 {
     return (uct_srqud_neth_t*)(desc + 1);
+}
+
+
+/* Send completions, when there can be any: a ping-pong's sends are
+ * unsignaled, and its progress calls need not look at the send CQ */
+static UCS_F_ALWAYS_INLINE unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
+{
+    if (ucs_likely((iface->tx.stash_count == 0) &&
+                   !uct_srqud_tx_signaled_pending(iface) &&
+                   !iface->tx.poll_unsignaled && !iface->tx.qp_error)) {
+        return 0;
+    }
+    return uct_srqud_tx_poll_cq(iface);
 }
 
 #endif

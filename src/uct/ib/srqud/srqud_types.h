@@ -211,15 +211,18 @@ struct uct_srqud_iface {
 
     struct {
         /* The receive pool (its own, or shared by the md's interfaces) and
-         * a cache of free buffers of its own. lock protects the cache and
-         * taken: a descriptor the user kept may be released from another
-         * thread. */
+         * a cache of free buffers of its own; the cache and the counts
+         * below are the interface's lock's (a descriptor the user kept
+         * and releases from another thread takes it too) */
         uct_srqud_rxpool_t   *pool;
-        ucs_spinlock_t       lock;
         unsigned             cache_count;
         uct_srqud_recv_desc_t *cache[UCT_SRQUD_RX_CACHE_MAX];
         unsigned long        taken;       /* lent by the pool: cached,
                                              polled, held, queued, user's */
+        unsigned             polled;      /* polled, not yet told to the
+                                             pool and taken (the
+                                             interface's lock; see
+                                             uct_srqud_rx_report) */
         unsigned             stash_count;
         struct ibv_wc        stash[UCT_SRQUD_STASH_MAX];
         ucs_list_link_t      ack_list;    /* passive eps owing an ack */
@@ -306,6 +309,7 @@ struct uct_srqud_iface {
         size_t               zcopy_thresh;
         unsigned             zcopy_rq_depth;
         unsigned             zcopy_sq_depth;
+        int                  fault_tx;     /* any of the next three */
         uint32_t             fault_drop;   /* out of 2^32; 0: off */
         uint32_t             fault_dup;
         uint32_t             fault_qp_error;
