@@ -18,6 +18,22 @@
 #include <string.h>
 
 
+/* Buffers polled since the last report leave the pool's posted count for
+ * the interface's taken one. Done once per refill batch, not per poll: a
+ * ping-pong took the pool's lock and another for every message. Until
+ * then the pool counts them posted, which errs on the safe side: other
+ * interfaces and the LIMIT thread post up to a batch fewer, never more
+ * than a CQ holds. */
+void uct_srqud_rx_report(uct_srqud_iface_t *iface)
+{
+    if (iface->rx.polled > 0) {
+        uct_srqud_rxpool_polled(iface->rx.pool, iface->rx.polled);
+        iface->rx.taken  += iface->rx.polled;
+        iface->rx.polled  = 0;
+    }
+}
+
+
 /* Free buffers an interface keeps for itself: puts and reposts take only
  * its own lock, and the pool's lock once per batch */
 static void uct_srqud_rx_cache_trim(uct_srqud_iface_t *iface, unsigned keep)
@@ -25,6 +41,8 @@ static void uct_srqud_rx_cache_trim(uct_srqud_iface_t *iface, unsigned keep)
     unsigned n;
 
     if (iface->rx.cache_count > keep) {
+        /* the pool counts what it gets back as lent first */
+        uct_srqud_rx_report(iface);
         n = iface->rx.cache_count - keep;
         uct_srqud_rxpool_put(iface->rx.pool, iface->rx.cache + keep, n);
         iface->rx.cache_count = keep;
@@ -52,22 +70,6 @@ static void uct_srqud_rx_release_desc(uct_recv_desc_t *self, void *desc)
             UCS_PTR_BYTE_OFFSET(desc,
                                 -(ptrdiff_t)iface->config.rx_headroom_offset));
     uct_srqud_leave(iface);
-}
-
-
-/* Buffers polled since the last report leave the pool's posted count for
- * the interface's taken one. Done once per refill batch, not per poll: a
- * ping-pong took the pool's lock and another for every message. Until
- * then the pool counts them posted, which errs on the safe side: other
- * interfaces and the LIMIT thread post up to a batch fewer, never more
- * than a CQ holds. */
-void uct_srqud_rx_report(uct_srqud_iface_t *iface)
-{
-    if (iface->rx.polled > 0) {
-        uct_srqud_rxpool_polled(iface->rx.pool, iface->rx.polled);
-        iface->rx.taken  += iface->rx.polled;
-        iface->rx.polled  = 0;
-    }
 }
 
 

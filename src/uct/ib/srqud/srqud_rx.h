@@ -38,10 +38,6 @@ void uct_srqud_rx_report(uct_srqud_iface_t *iface);
 #define UCT_SRQUD_RX_POLL_MAX  64
 
 
-/**
- * Take up to @a max receive completions: those event_arm stashed, then the
- * CQ's. The buffers leave the SRQ's count here.
- */
 /* The completions event_arm polled while arming (uct_srqud_rx_poll) */
 unsigned uct_srqud_rx_unstash(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
                               unsigned max);
