@@ -399,8 +399,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.fault_tx       = iface->config.fault_drop ||
                                    iface->config.fault_dup ||
                                    iface->config.fault_qp_error;
-    if (iface->config.fault_drop || iface->config.fault_dup ||
-        iface->config.fault_qp_error || iface->config.fault_chunk_drop) {
+    if (iface->config.fault_tx || iface->config.fault_chunk_drop) {
         ucs_warn("%s: fault injection on: dropping %g, duplicating %g of "
                  "sent packets, QP error before %g of sends, dropping %g of "
                  "zero-copy chunks", iface->md->name, config->fault_tx_drop,

@@ -75,7 +75,7 @@ static void uct_srqud_rx_release_desc(uct_recv_desc_t *self, void *desc)
 
 /* Repost up to @a max buffers on the SRQ: the cache's, topped up from the
  * pool; what the SRQ does not take (at its target) stays in the cache */
-static void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max)
+void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max)
 {
     unsigned count, got, posted;
 
@@ -248,12 +248,6 @@ unsigned uct_srqud_rx_unstash(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
             (iface->rx.stash_count - count) * sizeof(*wcs));
     iface->rx.stash_count -= count;
     return count;
-}
-
-
-void uct_srqud_rx_refill_missing(uct_srqud_iface_t *iface, unsigned missing)
-{
-    uct_srqud_rx_post(iface, missing);
 }
 
 

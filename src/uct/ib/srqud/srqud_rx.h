@@ -26,8 +26,8 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
 void uct_srqud_rx_cleanup(uct_srqud_iface_t *iface);
 
 
-/* Repost @a missing buffers (uct_srqud_rx_refill) */
-void uct_srqud_rx_refill_missing(uct_srqud_iface_t *iface, unsigned missing);
+/* Repost up to @a max buffers on the SRQ (uct_srqud_rx_refill) */
+void uct_srqud_rx_post(uct_srqud_iface_t *iface, unsigned max);
 
 /* What was polled goes to the pool's and the interface's counts (the
  * interface's lock held) */
@@ -153,7 +153,7 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_rx_refill(uct_srqud_iface_t *iface)
                        iface->rx.polled;
 
     if (ucs_unlikely(missing >= iface->config.rx_post_batch)) {
-        uct_srqud_rx_refill_missing(iface, missing);
+        uct_srqud_rx_post(iface, missing);
     }
 }
 

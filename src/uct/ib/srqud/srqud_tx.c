@@ -90,13 +90,22 @@ void uct_srqud_tx_cleanup(uct_srqud_iface_t *iface)
 }
 
 
+/* The device needs @a desc (if any) no more: back to the pool, unless an
+ * ep's window keeps it for retransmission */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_tx_desc_put_unkept(uct_srqud_send_desc_t *desc)
+{
+    if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
+        ucs_mpool_put_inline(desc);
+    }
+}
+
+
 void uct_srqud_tx_desc_completed(uct_srqud_iface_t *iface,
                                  uct_srqud_send_desc_t *desc)
 {
     desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_SQ;
-    if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-        ucs_mpool_put_inline(desc);
-    }
+    uct_srqud_tx_desc_put_unkept(desc);
 }
 
 
@@ -288,6 +297,28 @@ static void uct_srqud_tx_post_failed(uct_srqud_iface_t *iface,
 }
 
 
+/* Completions come in posting order: the sequence number frees
+ * descriptors without a per-WQE table */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_tx_wr_seq(uct_srqud_iface_t *iface, struct ibv_send_wr *wr)
+{
+    wr->wr_id             = iface->tx.sn + 1;
+    wr->next              = NULL;
+    wr->opcode            = IBV_WR_SEND;
+    wr->wr.ud.remote_qkey = UCT_SRQUD_QKEY;
+}
+
+
+/* @a num_wr sends are in the queue (or the batch) */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_tx_posted(uct_srqud_iface_t *iface, int num_wr)
+{
+    iface->tx.sn        += num_wr;
+    iface->tx.available -= num_wr;
+    ++iface->stats.tx_packets;
+}
+
+
 /* @a num_wr unsignaled sends are in the queue: the next completion frees
  * their slots */
 static UCS_F_ALWAYS_INLINE void
@@ -297,11 +328,8 @@ uct_srqud_tx_posted_unsignaled(uct_srqud_iface_t *iface,
     iface->tx.unsignaled  += num_wr;
     iface->tx.unsig_recent = 1;
     ++iface->stats.tx_unsignaled;
-    /* the packet is in the work request: the device needs the descriptor
-     * no more */
-    if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-        ucs_mpool_put_inline(desc);
-    }
+    /* the packet is in the work request */
+    uct_srqud_tx_desc_put_unkept(desc);
 }
 
 
@@ -317,9 +345,7 @@ static int uct_srqud_tx_fault(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
     if ((iface->config.fault_drop != 0) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
         ++iface->stats.fault_dropped;
-        if ((desc != NULL) && !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW)) {
-            ucs_mpool_put_inline(desc);
-        }
+        uct_srqud_tx_desc_put_unkept(desc);
         return 0;
     }
 
@@ -361,12 +387,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         return UCS_OK;
     }
 
-    /* Completions come in posting order: the sequence number frees
-     * descriptors without a per-WQE table */
-    wr->wr_id              = iface->tx.sn + 1;
-    wr->next               = NULL;
-    wr->opcode             = IBV_WR_SEND;
-    wr->wr.ud.remote_qkey  = UCT_SRQUD_QKEY;
+    uct_srqud_tx_wr_seq(iface, wr);
 
     /* Each ibv_post_send is a system call on Soft-RoCE (a doorbell write
      * on an HCA): while earlier sends are still in the queue, this one can
@@ -421,9 +442,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         }
     }
 
-    iface->tx.sn        += num_wr;
-    iface->tx.available -= num_wr;
-    ++iface->stats.tx_packets;
+    uct_srqud_tx_posted(iface, num_wr);
     if (signaled) {
         iface->tx.sig_sn     = iface->tx.sn;
         iface->tx.unsignaled = 0;
@@ -460,54 +479,56 @@ uct_srqud_tx_lone_inline(const uct_srqud_iface_t *iface,
 }
 
 
+/* Post the lone inline packet (uct_srqud_tx_lone_inline) at once,
+ * unsignaled */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_srqud_tx_post_lone(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
+                       uct_srqud_send_desc_t *desc)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    uct_srqud_tx_wr_seq(iface, wr);
+    ret = ibv_post_send(iface->qp, wr, &bad_wr);
+    ++iface->stats.tx_doorbells;
+    if (ucs_unlikely(ret != 0)) {
+        uct_srqud_tx_post_failed(iface, desc, ret);
+        return UCS_OK;
+    }
+    uct_srqud_tx_posted(iface, 1);
+    uct_srqud_tx_posted_unsignaled(iface, desc, 1);
+    return UCS_OK;
+}
+
+
 ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
                                     struct ibv_ah *ah, uint32_t dest_qpn,
                                     uct_srqud_send_desc_t *desc)
 {
     struct ibv_sge sge[1 + UCT_SRQUD_MAX_IOV];
-    struct ibv_send_wr wr, *bad_wr;
+    struct ibv_send_wr wr;
     uint8_t i;
-    int ret;
+
+    sge[0].addr         = (uintptr_t)uct_srqud_tx_desc_neth(desc);
+    sge[0].length       = desc->length;
+    sge[0].lkey         = desc->lkey;
+    wr.sg_list          = sge;
+    wr.wr.ud.ah         = ah;
+    wr.wr.ud.remote_qpn = dest_qpn;
 
     if (ucs_likely(uct_srqud_tx_lone_inline(iface, desc))) {
-        sge[0].addr          = (uintptr_t)uct_srqud_tx_desc_neth(desc);
-        sge[0].length        = desc->length;
-        sge[0].lkey          = desc->lkey;
-        wr.wr_id             = iface->tx.sn + 1;
-        wr.next              = NULL;
-        wr.sg_list           = sge;
-        wr.num_sge           = 1;
-        wr.opcode            = IBV_WR_SEND;
-        wr.send_flags        = IBV_SEND_INLINE;
-        wr.wr.ud.ah          = ah;
-        wr.wr.ud.remote_qpn  = dest_qpn;
-        wr.wr.ud.remote_qkey = UCT_SRQUD_QKEY;
-        ret = ibv_post_send(iface->qp, &wr, &bad_wr);
-        ++iface->stats.tx_doorbells;
-        if (ucs_unlikely(ret != 0)) {
-            uct_srqud_tx_post_failed(iface, desc, ret);
-            return UCS_OK;
-        }
-        ++iface->tx.sn;
-        --iface->tx.available;
-        ++iface->stats.tx_packets;
-        uct_srqud_tx_posted_unsignaled(iface, desc, 1);
-        return UCS_OK;
+        wr.num_sge    = 1;
+        wr.send_flags = IBV_SEND_INLINE;
+        return uct_srqud_tx_post_lone(iface, &wr, desc);
     }
 
-    sge[0].addr = (uintptr_t)uct_srqud_tx_desc_neth(desc);
-    sge[0].length = desc->length;
-    sge[0].lkey = desc->lkey;
     for (i = 0; i < desc->num_zsge; ++i) {
         sge[1 + i] = desc->zsge[i]; /* am_zcopy payload in user memory */
     }
-    wr.sg_list          = sge;
-    wr.num_sge          = 1 + desc->num_zsge;
-    wr.send_flags       = ((desc->num_zsge == 0) &&
-                           (desc->length <= iface->config.max_inline)) ?
-                          IBV_SEND_INLINE : 0;
-    wr.wr.ud.ah         = ah;
-    wr.wr.ud.remote_qpn = dest_qpn;
+    wr.num_sge    = 1 + desc->num_zsge;
+    wr.send_flags = ((desc->num_zsge == 0) &&
+                     (desc->length <= iface->config.max_inline)) ?
+                    IBV_SEND_INLINE : 0;
     return uct_srqud_tx_post_wr(iface, &wr, desc);
 }
 
