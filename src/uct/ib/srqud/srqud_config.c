@@ -212,6 +212,33 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, zcopy_sq_depth),
      UCS_CONFIG_TYPE_UINT},
 
+    {"ZCOPY_PEER_JOBS", "16",
+     "Zero-copy transfers one peer may have this side serve at once (reads\n"
+     "of its gets, receives of its puts); beyond, its requests take the copy\n"
+     "path. Bounds what one peer makes this side hold.",
+     ucs_offsetof(uct_srqud_iface_config_t, zcopy_peer_jobs),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"PASSIVE_MAX", "16384",
+     "Peers' connections (passive endpoints, about 320 bytes each) an\n"
+     "interface keeps. A connection request beyond takes the place of the\n"
+     "connection idle longest, if one was idle for PASSIVE_IDLE, and is\n"
+     "dropped otherwise (its sender retries).",
+     ucs_offsetof(uct_srqud_iface_config_t, passive_max), UCS_CONFIG_TYPE_UINT},
+
+    {"PASSIVE_IDLE", "60s",
+     "A peer's connection that received nothing for this long may be freed\n"
+     "when PASSIVE_MAX is reached (one that only ever got its request: after\n"
+     "4 x RTO_MAX).",
+     ucs_offsetof(uct_srqud_iface_config_t, passive_idle), UCS_CONFIG_TYPE_TIME},
+
+    {"RMA_REFUSALS_MAX", "128",
+     "Refused puts a peer's connection remembers until the peer confirms it\n"
+     "has their errors; beyond, a refused put joins the newest one (its\n"
+     "initiator still learns of the failure).",
+     ucs_offsetof(uct_srqud_iface_config_t, rma_refusals_max),
+     UCS_CONFIG_TYPE_UINT},
+
     {"STATS_DUMP", "n",
      "Print the interface's counters (retransmissions, SRQ limit events,\n"
      "zero-copy transfers...) on stderr when it closes.",
@@ -332,6 +359,17 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           ucs_min(dev_attr->max_qp_wr, 65535));
     UCT_SRQUD_CHECK_RANGE("ZCOPY_SQ_DEPTH", config->zcopy_sq_depth, 16,
                           dev_attr->max_qp_wr);
+    UCT_SRQUD_CHECK_RANGE("ZCOPY_PEER_JOBS", config->zcopy_peer_jobs, 1,
+                          65536);
+    UCT_SRQUD_CHECK_RANGE("PASSIVE_MAX", config->passive_max, 1,
+                          UCT_SRQUD_EP_ID_NONE / 2);
+    UCT_SRQUD_CHECK_RANGE("RMA_REFUSALS_MAX", config->rma_refusals_max, 1,
+                          65536);
+    if (!(config->passive_idle > 0)) {
+        ucs_error("%s: UCX_SRQUD_PASSIVE_IDLE (%.3fs) must be positive",
+                  md->name, config->passive_idle);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (config->zcopy_thresh == UCS_MEMUNITS_AUTO) {
         ucs_error("%s: UCX_SRQUD_ZCOPY_THRESH must be a size", md->name);
         return UCS_ERR_INVALID_PARAM;
@@ -376,6 +414,10 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.zcopy_thresh   = config->zcopy_thresh;
     iface->config.zcopy_rq_depth = config->zcopy_rq_depth;
     iface->config.zcopy_sq_depth = config->zcopy_sq_depth;
+    iface->config.zcopy_peer_jobs = config->zcopy_peer_jobs;
+    iface->config.passive_max    = config->passive_max;
+    iface->config.passive_idle   = ucs_time_from_sec(config->passive_idle);
+    iface->config.rma_refusals_max = config->rma_refusals_max;
     iface->config.tx_window      = config->tx_window;
     iface->config.rx_reorder     = config->rx_reorder;
     iface->config.rx_held_max    = config->srq_size / 2;

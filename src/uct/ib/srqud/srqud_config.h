@@ -69,6 +69,10 @@ typedef struct uct_srqud_iface_config {
     size_t                   zcopy_thresh;   /* smaller: the copy path */
     unsigned                 zcopy_rq_depth; /* receives per pool QP */
     unsigned                 zcopy_sq_depth; /* chunk send queue */
+    unsigned                 zcopy_peer_jobs; /* a peer's transfers here */
+    unsigned                 passive_max;    /* peers' connections kept */
+    double                   passive_idle;   /* reapable after this long, s */
+    unsigned                 rma_refusals_max; /* refusal records per ep */
     int                      stats_dump;     /* counters on stderr at close */
     double                   fault_tx_drop;  /* test: drop this fraction */
     double                   fault_tx_dup;   /* test: send twice */

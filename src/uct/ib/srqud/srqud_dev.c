@@ -378,10 +378,13 @@ void uct_srqud_dev_destroy_queues(uct_srqud_iface_t *iface)
 
 void uct_srqud_dev_destroy(uct_srqud_iface_t *iface)
 {
-    struct ibv_ah *ah;
+    uct_srqud_ah_entry_t *entry;
 
     uct_srqud_dev_destroy_queues(iface);
-    kh_foreach_value(&iface->ah_hash, ah, ibv_destroy_ah(ah));
+    kh_foreach_value(&iface->ah_hash, entry, {
+        ibv_destroy_ah(entry->ah);
+        ucs_free(entry);
+    });
     kh_destroy_inplace(uct_srqud_ah, &iface->ah_hash);
     if (iface->recv_cq != NULL) {
         ibv_destroy_cq(iface->recv_cq);
@@ -408,8 +411,9 @@ static void uct_srqud_dev_ah_key(const uct_srqud_device_addr_t *dev_addr,
 }
 
 
-struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
-                                     const uct_srqud_device_addr_t *dev_addr)
+static uct_srqud_ah_entry_t*
+uct_srqud_dev_ah_lookup(uct_srqud_iface_t *iface,
+                        const uct_srqud_device_addr_t *dev_addr)
 {
     uct_srqud_ah_key_t key;
     khiter_t it;
@@ -421,19 +425,32 @@ struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
 }
 
 
+struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
+                                     const uct_srqud_device_addr_t *dev_addr)
+{
+    uct_srqud_ah_entry_t *entry = uct_srqud_dev_ah_lookup(iface, dev_addr);
+
+    return (entry == NULL) ? NULL : entry->ah;
+}
+
+
 ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
                                   const uct_srqud_device_addr_t *dev_addr,
-                                  struct ibv_ah **ah_p)
+                                  uct_srqud_ah_entry_t **entry_p)
 {
     struct ibv_ah_attr ah_attr;
-    uct_srqud_ah_key_t key;
+    uct_srqud_ah_entry_t *entry;
     struct ibv_ah *ah;
     khiter_t it;
     int ret;
 
-    ah = uct_srqud_dev_ah_find(iface, dev_addr);
-    if (ah != NULL) {
-        *ah_p = ah;
+    entry = uct_srqud_dev_ah_lookup(iface, dev_addr);
+    if (entry != NULL) {
+        if (entry->refcount++ == 0) {
+            ucs_list_del(&entry->unused);
+            --iface->ah_unused_count;
+        }
+        *entry_p = entry;
         return UCS_OK;
     }
 
@@ -450,25 +467,67 @@ ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
         ah_attr.grh.traffic_class  = iface->config.traffic_class;
     }
 
-    ah = ibv_create_ah(iface->md->pd, &ah_attr);
-    if (ah == NULL) {
-        ucs_error("%s:%d: ibv_create_ah() failed: %m", iface->md->name,
-                  iface->port_num);
-        return UCS_ERR_INVALID_ADDR;
-    }
-
-    uct_srqud_dev_ah_key(dev_addr, &key);
-    it = kh_put(uct_srqud_ah, &iface->ah_hash, key, &ret);
-    if (ret == UCS_KH_PUT_FAILED) {
-        ibv_destroy_ah(ah);
+    entry = ucs_malloc(sizeof(*entry), "srqud_ah");
+    if (entry == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    kh_value(&iface->ah_hash, it) = ah;
-    *ah_p = ah;
+    ah = ibv_create_ah(iface->md->pd, &ah_attr);
+    if (ah == NULL) {
+        /* also for a peer's forged address: not a line per packet */
+        if (uct_srqud_iface_log_allowed(iface)) {
+            ucs_error("%s:%d: ibv_create_ah() failed: %m (%lu more since the "
+                      "last report)", iface->md->name, iface->port_num,
+                      iface->log_suppressed);
+            iface->log_suppressed = 0;
+        }
+        ucs_free(entry);
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    uct_srqud_dev_ah_key(dev_addr, &entry->key);
+    it = kh_put(uct_srqud_ah, &iface->ah_hash, entry->key, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        ibv_destroy_ah(ah);
+        ucs_free(entry);
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    entry->ah                   = ah;
+    entry->refcount             = 1;
+    kh_value(&iface->ah_hash, it) = entry;
+    *entry_p                    = entry;
     return UCS_OK;
 }
 
+
+void uct_srqud_dev_ah_put(uct_srqud_iface_t *iface,
+                          uct_srqud_ah_entry_t *entry)
+{
+    khiter_t it;
+
+    ucs_assert(entry->refcount > 0);
+    if (--entry->refcount > 0) {
+        return;
+    }
+
+    ucs_list_add_tail(&iface->ah_unused, &entry->unused);
+    if (++iface->ah_unused_count <= UCT_SRQUD_AH_UNUSED_MAX) {
+        return;
+    }
+
+    /* the oldest unused one goes; no send uses it any more (a zero-copy
+     * job that outlives its ep holds a reference of its own) */
+    entry = ucs_list_extract_head(&iface->ah_unused, uct_srqud_ah_entry_t,
+                                  unused);
+    --iface->ah_unused_count;
+    it = kh_get(uct_srqud_ah, &iface->ah_hash, entry->key);
+    if (it != kh_end(&iface->ah_hash)) {
+        kh_del(uct_srqud_ah, &iface->ah_hash, it);
+    }
+    ibv_destroy_ah(entry->ah);
+    ucs_free(entry);
+}
 
 
 ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,

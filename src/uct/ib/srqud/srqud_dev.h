@@ -71,10 +71,25 @@ ucs_status_t uct_srqud_dev_ud_qp_set_qkey(uct_srqud_iface_t *iface,
 struct ibv_ah *uct_srqud_dev_ah_find(uct_srqud_iface_t *iface,
                                      const uct_srqud_device_addr_t *dev_addr);
 
-/* The address handle of a remote port, shared by all eps to it */
+/* Address handles no ep uses kept for a peer that comes back; beyond,
+ * the oldest is destroyed */
+#define UCT_SRQUD_AH_UNUSED_MAX 256
+
+/* The address handle of a remote port, shared by all eps to it: a
+ * reference, given back with uct_srqud_dev_ah_put() */
 ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
                                   const uct_srqud_device_addr_t *dev_addr,
-                                  struct ibv_ah **ah_p);
+                                  uct_srqud_ah_entry_t **entry_p);
+
+void uct_srqud_dev_ah_put(uct_srqud_iface_t *iface,
+                          uct_srqud_ah_entry_t *entry);
+
+/* Another reference to a handle in use */
+static inline void uct_srqud_dev_ah_hold(uct_srqud_ah_entry_t *entry)
+{
+    ucs_assert(entry->refcount > 0);
+    ++entry->refcount;
+}
 
 /* The source GID of a received packet, from the GRH the HCA wrote */
 ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,

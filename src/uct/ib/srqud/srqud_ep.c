@@ -706,10 +706,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
         return UCS_ERR_UNREACHABLE;
     }
 
-    status = uct_srqud_dev_ah_get(iface, dev_addr, &self->ah);
+    status = uct_srqud_dev_ah_get(iface, dev_addr, &self->ah_entry);
     if (status != UCS_OK) {
         return status;
     }
+    self->ah = self->ah_entry->ah;
 
     self->dest_qpn     = uct_srqud_unpack_qpn(iface_addr->qp_num);
     self->dest_ep_id   = UCT_SRQUD_EP_ID_NONE;
@@ -738,6 +739,10 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     ucs_queue_head_init(&self->tx.flushes);
     self->flushes_wait_ops = 0;
     ucs_arbiter_group_init(&self->arb_group);
+    ucs_list_head_init(&self->peer.refusals);
+    self->peer.refusals_count = 0;
+    self->peer.xfers          = 0;
+    self->peer.idle_since     = 0;
     self->back_psn     = 0;
     self->ack_seen     = self->tx.acked;
     /* the peer's port: a passive ep gets its whole key later; an active
@@ -749,6 +754,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->ep_id = ucs_ptr_array_insert(&iface->eps, self);
     if (self->ep_id >= UCT_SRQUD_EP_ID_NONE) {
         ucs_ptr_array_remove(&iface->eps, self->ep_id);
+        uct_srqud_dev_ah_put(iface, self->ah_entry);
         ucs_error("%s: too many endpoints", iface->md->name);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
@@ -771,18 +777,25 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
 
     uct_srqud_ep_drop_window(self, UCS_ERR_CANCELED);
     iface->proto->ep_cleanup(iface, self, UCS_ERR_CANCELED);
+    iface->proto->ep_release(iface, self);
     uct_srqud_rx_purge_ep(iface, self);
     uct_srqud_rx_reorder_release(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }
     if (self->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        /* the key may name a newer incarnation of the peer's ep by now */
         it = kh_get(uct_srqud_peer, &iface->peers, self->peer_key);
-        if (it != kh_end(&iface->peers)) {
+        if ((it != kh_end(&iface->peers)) &&
+            (kh_value(&iface->peers, it) == self)) {
             kh_del(uct_srqud_peer, &iface->peers, it);
         }
+        ucs_list_del(&self->peer.list);
+        --iface->passive.count;
+        --iface->stats.passive_eps;
     }
     ucs_ptr_array_remove(&iface->eps, self->ep_id);
+    uct_srqud_dev_ah_put(iface, self->ah_entry);
 }
 
 

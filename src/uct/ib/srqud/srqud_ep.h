@@ -96,4 +96,32 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
                               ucs_arbiter_elem_t *elem, void *arg);
 
 
+
+/* A status code from a peer's packet, for a user's completion: the codes
+ * srqud itself sends pass, anything else (a positive code, one no srqud
+ * sends) is counted and becomes UCS_ERR_IO_ERROR, so that a peer never
+ * makes an operation complete with a code UCX does not give it */
+static inline ucs_status_t uct_srqud_ep_peer_status(uct_srqud_iface_t *iface,
+                                                    int8_t status)
+{
+    switch (status) {
+    case UCS_OK:
+    case UCS_ERR_INVALID_PARAM:
+    case UCS_ERR_INVALID_ADDR:
+    case UCS_ERR_NO_ELEM:
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_NO_RESOURCE:
+    case UCS_ERR_UNSUPPORTED:
+    case UCS_ERR_BUSY:
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_IO_ERROR:
+    case UCS_ERR_NO_DEVICE:
+        return (ucs_status_t)status;
+    default:
+        ++iface->stats.peer_status_invalid;
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
 #endif

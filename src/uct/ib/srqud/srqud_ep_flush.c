@@ -120,9 +120,17 @@ void uct_srqud_ep_put_refused(uct_srqud_ep_t *ep, uint32_t op_id,
 
     /* a put_short/bcopy: the user's flushes that cover one of its psns; a
      * flush covers those sent between the one before it and itself, every
-     * psn in (prev, psn] */
+     * psn in (prev, psn]. Refusals a peer could not keep apart name several
+     * operations' packets: a copy-path put whose last packet is among them
+     * fails too. */
     ucs_queue_for_each(flush, &ep->tx.flushes, queue) {
-        if (flush->kind != UCT_SRQUD_FLUSH_USER) {
+        if (flush->kind == UCT_SRQUD_FLUSH_OP) {
+            if (!uct_srqud_psn_lt(flush->psn, first) &&
+                !uct_srqud_psn_lt(last, flush->psn)) {
+                uct_srqud_ep_flush_fail(flush, status);
+            }
+            continue;
+        } else if (flush->kind != UCT_SRQUD_FLUSH_USER) {
             continue;
         }
         if (!uct_srqud_psn_lt(flush->psn, first) &&
@@ -147,6 +155,12 @@ void uct_srqud_ep_op_done(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 
     ucs_assert(ep->ops > 0);
     if (--ep->ops > 0) {
+        return;
+    }
+
+    if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
+        /* a cancelling flush waited for the last chunk sends */
+        uct_srqud_ep_complete_flushes(ep, ep->fail_status);
         return;
     }
 
@@ -272,13 +286,29 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return ep->fail_status;
     }
 
-    /* Cancel: give up what is not acknowledged; the ep is unusable after */
+    /* Cancel: give up what is not acknowledged, and the ep's RMA and
+     * zero-copy operations; the ep is unusable after. Chunk sends already
+     * posted read the user's memory until they complete: UCP destroys the
+     * ep (and the user may free the memory) once this flush is done, so
+     * it waits for them. */
     if (flags & UCT_FLUSH_FLAG_CANCEL) {
         ep->flags      |= UCT_SRQUD_EP_FLAG_FAILED;
         ep->fail_status = UCS_ERR_CANCELED;
         uct_srqud_ep_drop_window(ep, UCS_ERR_CANCELED);
-        UCT_TL_EP_STAT_FLUSH(&ep->super);
-        return UCS_OK;
+        iface->proto->ep_cleanup(iface, ep, UCS_ERR_CANCELED);
+        if (ep->ops == 0) {
+            UCT_TL_EP_STAT_FLUSH(&ep->super);
+            return UCS_OK;
+        }
+        if (comp != NULL) {
+            status = uct_srqud_ep_add_flush(iface, ep, comp, 0,
+                                            UCT_SRQUD_FLUSH_USER, 0);
+            if (status != UCS_OK) {
+                return status;
+            }
+        }
+        UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
+        return UCS_INPROGRESS;
     }
 
     /* As UCX's ud: no flush while the ep could not send or has requests

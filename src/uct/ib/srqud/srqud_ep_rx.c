@@ -25,6 +25,54 @@
 
 
 
+/*
+ * Every host on the fabric can send a CREQ, so passive eps are bounded
+ * (UCX_SRQUD_PASSIVE_MAX): at the bound, a new peer takes the place of a
+ * passive ep that heard nothing for PASSIVE_IDLE, or for 4 x RTO_MAX if it
+ * never heard more than its CREQ (a real peer's first data follows its
+ * CREQ within a retransmission timeout; a forged request's never comes).
+ * The reaper looks at a few eps per request in a round over all of them
+ * (the clock algorithm): one heard since its last look goes to the back
+ * with its clock reset, so a look costs no time stamp per packet and a
+ * flood of requests no scan of every ep.
+ */
+#define UCT_SRQUD_PASSIVE_REAP_LOOKS  32
+
+static int uct_srqud_ep_rx_reap(uct_srqud_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+    uct_srqud_ep_t *ep;
+    ucs_time_t idle;
+    unsigned n;
+
+    for (n = 0; (n < UCT_SRQUD_PASSIVE_REAP_LOOKS) &&
+                (n < iface->passive.count); ++n) {
+        ep = ucs_list_head(&iface->passive.list, uct_srqud_ep_t, peer.list);
+        ucs_list_del(&ep->peer.list);
+        ucs_list_add_tail(&iface->passive.list, &ep->peer.list);
+        if (ep->flags & UCT_SRQUD_EP_FLAG_HEARD) {
+            ep->flags          &= ~UCT_SRQUD_EP_FLAG_HEARD;
+            ep->peer.idle_since = now;
+            continue;
+        }
+        idle = (ep->flags & UCT_SRQUD_EP_FLAG_ESTABLISHED) ?
+               iface->config.passive_idle : 4 * iface->config.rto_max;
+        /* zero-copy transfers it serves are its peer's work in progress */
+        if ((uct_srqud_time_since(now, ep->peer.idle_since) < idle) ||
+            (ep->peer.xfers > 0)) {
+            continue;
+        }
+        ucs_debug("%s: passive ep %p id %u of qpn 0x%x ep %u idle: reaped",
+                  iface->md->name, ep, ep->ep_id, ep->dest_qpn,
+                  ep->dest_ep_id);
+        ++iface->stats.passive_reaped;
+        uct_srqud_ep_free(ep);
+        return 1;
+    }
+    return 0;
+}
+
+
 static uct_srqud_ep_t*
 uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
                                const uct_srqud_peer_key_t *key, uint16_t slid,
@@ -37,6 +85,12 @@ uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
     uct_ep_h tl_ep;
     khiter_t it;
     int ret;
+
+    if ((iface->passive.count >= iface->config.passive_max) &&
+        !uct_srqud_ep_rx_reap(iface)) {
+        ++iface->stats.passive_refused;
+        return NULL;
+    }
 
     dev_addr.flags = iface->is_roce ? UCT_SRQUD_ADDR_FLAG_ETH : 0;
     dev_addr.lid   = slid;
@@ -57,7 +111,13 @@ uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
     ep->dest_ep_id  = key->ep_id;
     ep->peer_key    = *key;
     ep->token       = token;
+    ep->peer.idle_since = ucs_get_time();
+    ucs_list_add_tail(&iface->passive.list, &ep->peer.list);
+    ++iface->passive.count;
+    ++iface->stats.passive_eps;
 
+    /* a new incarnation of a known peer ep takes the key over; the old
+     * passive ep keeps its connection (its id and token) until reaped */
     it = kh_put(uct_srqud_peer, &iface->peers, *key, &ret);
     if (ret == UCS_KH_PUT_FAILED) {
         uct_srqud_ep_free(ep);
@@ -68,6 +128,24 @@ uct_srqud_ep_rx_create_passive(uct_srqud_iface_t *iface,
     ucs_debug("%s: passive ep %p id %u for qpn 0x%x ep %u", iface->md->name,
               ep, ep->ep_id, key->qpn, key->ep_id);
     return ep;
+}
+
+
+/* A CREQ of another incarnation than the one @a ep has: the peer's ep id
+ * was reused after its ep went */
+static int uct_srqud_ep_rx_new_incarnation(uct_srqud_iface_t *iface,
+                                           const uct_srqud_ep_t *ep,
+                                           uct_srqud_recv_desc_t *desc,
+                                           size_t payload_len)
+{
+    uint32_t conn_sn;
+
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN) ||
+        (payload_len < sizeof(conn_sn))) {
+        return 0;
+    }
+    memcpy(&conn_sn, uct_srqud_rx_payload(iface, desc), sizeof(conn_sn));
+    return conn_sn != ep->conn_sn;
 }
 
 
@@ -89,7 +167,8 @@ static int uct_srqud_ep_rx_token_ok(uct_srqud_iface_t *iface,
  * of another peer, data that overtook a lost CREQ) */
 static uct_srqud_ep_t*
 uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
-                     const struct ibv_wc *wc, const uct_srqud_neth_t *neth)
+                     const struct ibv_wc *wc, const uct_srqud_neth_t *neth,
+                     size_t payload_len)
 {
     uct_srqud_peer_key_t key;
     uct_srqud_ep_t *ep;
@@ -108,7 +187,11 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
              (ep->dest_ep_id != neth->src_ep_id))) {
             goto no_ep;
         }
-        return uct_srqud_ep_rx_token_ok(iface, ep, neth) ? ep : NULL;
+        if (!uct_srqud_ep_rx_token_ok(iface, ep, neth)) {
+            return NULL;
+        }
+        ep->flags |= UCT_SRQUD_EP_FLAG_HEARD | UCT_SRQUD_EP_FLAG_ESTABLISHED;
+        return ep;
     }
 
     /* Not yet connected: the sender is known by its address and ep id */
@@ -125,9 +208,22 @@ uct_srqud_ep_rx_find(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
     it      = kh_get(uct_srqud_peer, &iface->peers, key);
     if (it != kh_end(&iface->peers)) {
         ep = kh_value(&iface->peers, it);
-        /* a CREQ may start a new incarnation, with its own token */
-        return (is_creq || uct_srqud_ep_rx_token_ok(iface, ep, neth)) ? ep :
-                                                                         NULL;
+        if (!is_creq) {
+            if (!uct_srqud_ep_rx_token_ok(iface, ep, neth)) {
+                return NULL;
+            }
+            ep->flags |= UCT_SRQUD_EP_FLAG_HEARD |
+                         UCT_SRQUD_EP_FLAG_ESTABLISHED;
+            return ep;
+        }
+        if (!uct_srqud_ep_rx_new_incarnation(iface, ep, desc, payload_len)) {
+            /* its CREQ again: uct_srqud_ep_rx_creq() checks its token */
+            ep->flags |= UCT_SRQUD_EP_FLAG_HEARD;
+            return ep;
+        }
+        /* A new incarnation opens a connection of its own and cannot touch
+         * the established one: a host that forges the peer's address
+         * without its token gets nothing of it */
     }
 
     /* Only a connection request opens a new passive endpoint; data that
@@ -217,9 +313,9 @@ void uct_srqud_ep_rx_active(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-/* A CREQ: the first one of an incarnation of the peer's ep, a retransmitted
- * one, or the first one of a new incarnation that reuses the ep id of one
- * that is gone (then the sequence starts over) */
+/* A CREQ: the first one of the passive ep's incarnation, or a retransmitted
+ * one, which carries the number and token it had (a new incarnation gets
+ * a passive ep of its own, uct_srqud_ep_rx_find) */
 static int uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                 uct_srqud_recv_desc_t *desc, size_t payload_len)
 {
@@ -233,22 +329,11 @@ static int uct_srqud_ep_rx_creq(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_CONN_SN)) {
         ep->flags  |= UCT_SRQUD_EP_FLAG_CONN_SN;
         ep->conn_sn = conn_sn;
-    } else if ((ep->conn_sn == conn_sn) &&
+    } else if ((ep->conn_sn != conn_sn) ||
                (ep->token != uct_srqud_rx_neth(iface, desc)->token)) {
-        /* a retransmitted CREQ carries the token it had: this one does
-         * not come from the peer */
+        /* not from the peer of this connection */
         ++iface->stats.rx_bad_token;
         return 0;
-    } else if (ep->conn_sn != conn_sn) {
-        ucs_debug("%s: passive ep %p: new incarnation %u of qpn 0x%x ep %u",
-                  iface->md->name, ep, conn_sn, ep->dest_qpn, ep->dest_ep_id);
-        uct_srqud_rx_reorder_release(iface, ep);
-        iface->proto->ep_reset(iface, ep);
-        ep->conn_sn     = conn_sn;
-        ep->token       = uct_srqud_rx_neth(iface, desc)->token;
-        ep->rx.expected = 0;
-        ep->rx.unacked  = 0;
-        ep->flags      |= UCT_SRQUD_EP_FLAG_CREP_DUE;
     }
     return 1;
 }
@@ -370,11 +455,15 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
 
     if (ucs_unlikely(iface->async.active &&
                      (neth->flags & UCT_SRQUD_PACKET_FLAG_AM) &&
-                     (iface->async.queued >= iface->config.stalled_max) &&
-                     uct_srqud_rxpool_is_shared(iface->rx.pool))) {
+                     (iface->async.queued >=
+                      (uct_srqud_rxpool_is_shared(iface->rx.pool) ?
+                       iface->config.stalled_max :
+                       iface->config.srq_max_size)))) {
         /* This worker does not progress and holds its share of a pool
-         * other workers receive into: neither accepted nor held ahead of
-         * a gap (which would take buffers as well), and no NACK (the
+         * other workers receive into (or, with a pool of its own, as many
+         * buffers as the SRQ may ever hold: peers must not grow it without
+         * bound while the user computes): neither accepted nor held ahead
+         * of a gap (which would take buffers as well), and no NACK (the
          * sender would only resend at once). The sender resends until
          * this worker progresses again; the repeated ack of what was
          * accepted tells it that its peer is alive. */
@@ -445,7 +534,7 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     uct_srqud_ep_t *ep;
     int has_back;
 
-    ep = uct_srqud_ep_rx_find(iface, desc, wc, neth);
+    ep = uct_srqud_ep_rx_find(iface, desc, wc, neth, payload_len);
     if (ep == NULL) {
         uct_srqud_rx_desc_put(iface, desc);
         return;

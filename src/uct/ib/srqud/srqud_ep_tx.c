@@ -96,7 +96,9 @@ uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     neth->ack_psn    = ack_psn;
     neth->token      = ep->token;
     memcpy(neth + 1, hdr, hdr_len);
-    memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
+    if (data_len > 0) { /* data may be NULL then */
+        memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
+    }
 
     if (desc == NULL) {
         return uct_srqud_tx_post_inline(iface, ep->ah, ep->dest_qpn, neth,
@@ -299,8 +301,10 @@ ucs_status_t uct_srqud_ep_tx_request(uct_srqud_iface_t *iface,
     }
 
     memcpy(uct_srqud_tx_desc_neth(desc) + 1, hdr, hdr_len);
-    memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc) + 1, hdr_len),
-           data, data_len);
+    if (data_len > 0) {
+        memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc) + 1, hdr_len),
+               data, data_len);
+    }
     desc->length += hdr_len + data_len;
 
     status = uct_srqud_ep_tx_reliable(iface, ep, desc);

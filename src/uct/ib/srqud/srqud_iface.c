@@ -265,7 +265,7 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_list_head_init(&self->rma.ops);
     self->rma.next_id  = 0;
-    ucs_list_head_init(&self->rma.refusals);
+    ucs_list_head_init(&self->passive.list);
     self->rma.next_refusal_id = 0;
     self->fault_rand   = ucs_get_time() | 1;
     /* random start: a process that reuses a dead one's QP number and ep
@@ -278,6 +278,8 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     ucs_ptr_array_init(&self->eps, "srqud_eps");
     kh_init_inplace(uct_srqud_peer, &self->peers);
     kh_init_inplace(uct_srqud_ah, &self->ah_hash);
+    ucs_list_head_init(&self->ah_unused);
+    self->ah_unused_count = 0;
     ucs_arbiter_init(&self->tx.arbiter);
 }
 
@@ -348,6 +350,9 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
                               UCS_STATS_ARG(params->mode.device.dev_name));
 
     uct_srqud_iface_init_state(self, md, params);
+    self->am_stub        = self->super.am[0].cb; /* every id's, for now */
+    self->log_time       = 0;
+    self->log_suppressed = 0;
 
     status = uct_srqud_iface_configure(self, params, config, &port_attr);
     if (status != UCS_OK) {

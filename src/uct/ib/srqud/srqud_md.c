@@ -95,24 +95,30 @@ static void uct_srqud_md_dereg_mr(uct_srqud_md_t *md, struct ibv_mr *mr)
 }
 
 
-static void uct_srqud_md_registry_add(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+/* Into the registry under a random key of its own (reg_lock held) */
+static ucs_status_t uct_srqud_md_registry_add(uct_srqud_md_t *md,
+                                              uct_srqud_memh_t *memh)
 {
     khiter_t it;
     int ret;
 
-    ucs_spin_lock(&md->reg_lock);
-    it = kh_put(uct_srqud_rkeys, &md->rkeys, memh->mr->rkey, &ret);
-    if (ret != UCS_KH_PUT_FAILED) {
-        kh_value(&md->rkeys, it) = memh;
-    }
-    ucs_spin_unlock(&md->reg_lock);
+    do {
+        memh->key = (uint32_t)ucs_generate_uuid((uintptr_t)memh);
+        it        = kh_put(uct_srqud_rkeys, &md->rkeys, memh->key, &ret);
+        if (ret == UCS_KH_PUT_FAILED) {
+            return UCS_ERR_NO_MEMORY;
+        }
+    } while ((ret == UCS_KH_PUT_KEY_PRESENT) || (memh->key == 0));
+    kh_value(&md->rkeys, it) = memh;
+    return UCS_OK;
 }
 
 
-/* Out of the registry: peers can no longer name it */
-static void uct_srqud_md_registry_del(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+/* Out of the registry: peers can no longer name it (reg_lock held) */
+static void uct_srqud_md_registry_del(uct_srqud_md_t *md,
+                                      uct_srqud_memh_t *memh)
 {
-    khiter_t it = kh_get(uct_srqud_rkeys, &md->rkeys, memh->mr->rkey);
+    khiter_t it = kh_get(uct_srqud_rkeys, &md->rkeys, memh->key);
 
     if ((it != kh_end(&md->rkeys)) && (kh_value(&md->rkeys, it) == memh)) {
         kh_del(uct_srqud_rkeys, &md->rkeys, it);
@@ -120,24 +126,14 @@ static void uct_srqud_md_registry_del(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
 }
 
 
-/* Peers may name a region while a user registration of it stands: not
- * after the last deregistration, even if the cache keeps the MR */
-static int uct_srqud_md_region_live(const uct_srqud_mem_t *memh)
-{
-    return (memh->users > 0) &&
-           !(memh->flags & (UCT_SRQUD_MEM_FLAG_INVALIDATED |
-                            UCT_SRQUD_MEM_FLAG_DEREG));
-}
-
-
 /* A peer's request against the registry; called with reg_lock held */
 static ucs_status_t
 uct_srqud_md_region_check(uct_srqud_md_t *md, uint32_t rkey, uint64_t address,
                           size_t length, unsigned access,
-                          uct_srqud_mem_t **memh_p)
+                          uct_srqud_memh_t **memh_p)
 {
     ucs_status_t status = UCS_ERR_INVALID_ADDR;
-    uct_srqud_mem_t *memh;
+    uct_srqud_memh_t *memh;
     khiter_t it;
 
     it = kh_get(uct_srqud_rkeys, &md->rkeys, rkey);
@@ -145,10 +141,11 @@ uct_srqud_md_region_check(uct_srqud_md_t *md, uint32_t rkey, uint64_t address,
         goto refused;
     }
 
+    /* exactly what this registration asked for: its range, its access */
     memh = kh_value(&md->rkeys, it);
-    if (!uct_srqud_md_region_live(memh) ||
-        !uct_srqud_range_within((uintptr_t)memh->mr->addr, memh->mr->length,
-                                address, length)) {
+    if ((memh->flags & UCT_SRQUD_MEM_FLAG_DEREG) ||
+        !uct_srqud_range_within(memh->address, memh->length, address,
+                                length)) {
         goto refused;
     }
 
@@ -172,7 +169,7 @@ refused:
 ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
                                          uint64_t address, size_t length,
                                          unsigned access,
-                                         uct_srqud_mem_t **memh_p)
+                                         uct_srqud_memh_t **memh_p)
 {
     ucs_status_t status;
 
@@ -181,20 +178,16 @@ ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
                                        memh_p);
     if (status == UCS_OK) {
         ++(*memh_p)->inflight;
-        if ((*memh_p)->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
-            /* the cache must not destroy the region under a transfer */
-            ucs_rcache_region_hold(md->rcache, &(*memh_p)->super);
-        }
     }
     ucs_spin_unlock(&md->reg_lock);
     return status;
 }
 
 
-int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_memh_t *memh)
 {
     ucs_spin_lock(&md->reg_lock);
-    if (uct_srqud_md_region_live(memh)) {
+    if (!(memh->flags & UCT_SRQUD_MEM_FLAG_DEREG)) {
         return 1;
     }
     ucs_spin_unlock(&md->reg_lock);
@@ -213,7 +206,7 @@ ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
                                       size_t length, unsigned access)
 {
     void *region_ptr = (void*)(uintptr_t)address;
-    uct_srqud_mem_t *memh;
+    uct_srqud_memh_t *memh;
     ucs_status_t status;
 
     ucs_spin_lock(&md->reg_lock);
@@ -231,12 +224,32 @@ ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
 }
 
 
-/* Deregister now; a completion waiting for it (invalidate) runs */
-static void uct_srqud_md_mem_free(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+static void uct_srqud_md_invalidate_cb(void *arg)
+{
+    uct_invoke_completion((uct_completion_t*)arg, UCS_OK);
+}
+
+
+/* The handle goes, and its hold on the region: the cache keeps the region
+ * for later registrations (an invalidation destroys it, and its completion
+ * runs then), a region of its own is deregistered now */
+static void uct_srqud_md_memh_free(uct_srqud_md_t *md, uct_srqud_memh_t *memh)
 {
     uct_completion_t *comp = memh->dereg_comp;
+    uct_srqud_mem_t *region = memh->region;
 
-    uct_srqud_md_dereg_mr(md, memh->mr);
+    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
+        if (comp != NULL) {
+            ucs_rcache_region_invalidate(md->rcache, &region->super,
+                                         uct_srqud_md_invalidate_cb, comp);
+        }
+        ucs_rcache_region_put(md->rcache, &region->super);
+        ucs_free(memh);
+        return;
+    }
+
+    uct_srqud_md_dereg_mr(md, region->mr);
+    ucs_free(region);
     ucs_free(memh);
     if (comp != NULL) {
         uct_invoke_completion(comp, UCS_OK);
@@ -244,25 +257,16 @@ static void uct_srqud_md_mem_free(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
 }
 
 
-void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh)
+void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_memh_t *memh)
 {
     int free_now;
-
-    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
-        ucs_spin_lock(&md->reg_lock);
-        --memh->inflight;
-        ucs_spin_unlock(&md->reg_lock);
-        /* may destroy the region: its dereg callback takes reg_lock */
-        ucs_rcache_region_put(md->rcache, &memh->super);
-        return;
-    }
 
     ucs_spin_lock(&md->reg_lock);
     free_now = (--memh->inflight == 0) &&
                (memh->flags & UCT_SRQUD_MEM_FLAG_DEREG);
     ucs_spin_unlock(&md->reg_lock);
     if (free_now) {
-        uct_srqud_md_mem_free(md, memh);
+        uct_srqud_md_memh_free(md, memh);
     }
 }
 
@@ -271,45 +275,28 @@ static ucs_status_t
 uct_srqud_md_rcache_mem_reg_cb(void *context, ucs_rcache_t *rcache, void *arg,
                                ucs_rcache_region_t *rregion, uint16_t rc_flags)
 {
-    uct_srqud_md_t *md     = context;
-    uct_srqud_mem_t *memh  = ucs_derived_of(rregion, uct_srqud_mem_t);
-    unsigned flags         = *(unsigned*)arg;
+    uct_srqud_md_t *md      = context;
+    uct_srqud_mem_t *region = ucs_derived_of(rregion, uct_srqud_mem_t);
+    unsigned flags          = *(unsigned*)arg;
 
-    ucs_status_t status;
-
-    memh->flags      = UCT_SRQUD_MEM_FLAG_RCACHE;
-    memh->access     = 0; /* what users ask for is added at each get */
-    memh->users      = 0;
-    memh->inflight   = 0;
-    memh->dereg_comp = NULL;
-    status = uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
-                                 rregion->super.end - rregion->super.start,
-                                 /* the cache may hand this region to any
-                                  * later request, so register it for all
-                                  * access; peers are checked against what
-                                  * the users asked for (memh->access) */
-                                 flags | UCT_MD_MEM_ACCESS_ALL,
-                                 (rc_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
-                                 (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS),
-                                 &memh->mr);
-    if (status == UCS_OK) {
-        uct_srqud_md_registry_add(md, memh);
-    }
-    return status;
+    /* the cache may hand this region to any later request, so it is
+     * registered for all access; peers are checked against each handle */
+    return uct_srqud_md_reg_mr(md, (void*)rregion->super.start,
+                               rregion->super.end - rregion->super.start,
+                               flags | UCT_MD_MEM_ACCESS_ALL,
+                               (rc_flags & UCS_RCACHE_MEM_REG_HIDE_ERRORS) ||
+                               (flags & UCT_MD_MEM_FLAG_HIDE_ERRORS),
+                               &region->mr);
 }
 
 
 static void uct_srqud_md_rcache_mem_dereg_cb(void *context, ucs_rcache_t *rcache,
                                              ucs_rcache_region_t *rregion)
 {
-    uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
-    uct_srqud_md_t *md    = context;
+    uct_srqud_mem_t *region = ucs_derived_of(rregion, uct_srqud_mem_t);
 
-    /* the region's last user is gone, transfers included (they hold it) */
-    ucs_spin_lock(&md->reg_lock);
-    uct_srqud_md_registry_del(md, memh);
-    ucs_spin_unlock(&md->reg_lock);
-    uct_srqud_md_dereg_mr(md, memh->mr);
+    /* no handle holds it any more, transfers included */
+    uct_srqud_md_dereg_mr(context, region->mr);
 }
 
 
@@ -317,9 +304,9 @@ static void uct_srqud_md_rcache_dump_region_cb(void *context, ucs_rcache_t *rcac
                                                ucs_rcache_region_t *rregion,
                                                char *buf, size_t max)
 {
-    uct_srqud_mem_t *memh = ucs_derived_of(rregion, uct_srqud_mem_t);
+    uct_srqud_mem_t *region = ucs_derived_of(rregion, uct_srqud_mem_t);
 
-    snprintf(buf, max, "lkey 0x%x rkey 0x%x", memh->mr->lkey, memh->mr->rkey);
+    snprintf(buf, max, "lkey 0x%x", region->mr->lkey);
 }
 
 
@@ -337,53 +324,58 @@ static ucs_status_t uct_srqud_md_mem_reg_flags(uct_md_h uct_md, void *address,
 {
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
     ucs_rcache_region_t *rregion;
-    uct_srqud_mem_t *memh;
+    uct_srqud_memh_t *memh;
     ucs_status_t status;
 
     if (length == 0) {
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (md->rcache != NULL) {
-        status = uct_srqud_compat_rcache_get(md->rcache, address, length,
-                                             &flags, &rregion);
-        if (status != UCS_OK) {
-            return status;
-        }
-
-        memh = ucs_derived_of(rregion, uct_srqud_mem_t);
-        ucs_spin_lock(&md->reg_lock);
-        memh->access |= flags & UCT_MD_MEM_ACCESS_ALL;
-        ++memh->users;
-        ucs_spin_unlock(&md->reg_lock);
-        *memh_p = memh;
-        return UCS_OK;
-    }
-
     memh = ucs_calloc(1, sizeof(*memh), "srqud_memh");
     if (memh == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
+    memh->address = (uintptr_t)address;
+    memh->length  = length;
+    memh->access  = flags & UCT_MD_MEM_ACCESS_ALL;
 
-    status = uct_srqud_md_reg_mr(md, address, length, flags,
-                                 flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
-                                 &memh->mr);
+    if (md->rcache != NULL) {
+        status = uct_srqud_compat_rcache_get(md->rcache, address, length,
+                                             &flags, &rregion);
+        if (status != UCS_OK) {
+            goto err_free;
+        }
+        memh->region = ucs_derived_of(rregion, uct_srqud_mem_t);
+        memh->flags  = UCT_SRQUD_MEM_FLAG_RCACHE;
+    } else {
+        memh->region = ucs_calloc(1, sizeof(*memh->region), "srqud_mem");
+        if (memh->region == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+            goto err_free;
+        }
+        status = uct_srqud_md_reg_mr(md, address, length, flags,
+                                     flags & UCT_MD_MEM_FLAG_HIDE_ERRORS,
+                                     &memh->region->mr);
+        if (status != UCS_OK) {
+            ucs_free(memh->region);
+            goto err_free;
+        }
+    }
+    memh->mr = memh->region->mr;
+
+    ucs_spin_lock(&md->reg_lock);
+    status = uct_srqud_md_registry_add(md, memh);
+    ucs_spin_unlock(&md->reg_lock);
     if (status != UCS_OK) {
-        ucs_free(memh);
+        uct_srqud_md_memh_free(md, memh);
         return status;
     }
-
-    memh->access = flags & UCT_MD_MEM_ACCESS_ALL;
-    memh->users  = 1;
-    uct_srqud_md_registry_add(md, memh);
     *memh_p = memh;
     return UCS_OK;
-}
 
-
-static void uct_srqud_md_invalidate_cb(void *arg)
-{
-    uct_invoke_completion((uct_completion_t*)arg, UCS_OK);
+err_free:
+    ucs_free(memh);
+    return status;
 }
 
 
@@ -391,7 +383,7 @@ static void uct_srqud_md_invalidate_cb(void *arg)
  * 1.15: UNSUPPORTED otherwise), and, where UCX asks for it, only of a
  * registration whose key was packed for it (INVALID_PARAM otherwise) */
 static ucs_status_t uct_srqud_md_invalidate_check(uct_srqud_md_t *md,
-                                                  uct_srqud_mem_t *memh)
+                                                  uct_srqud_memh_t *memh)
 {
     ucs_status_t status = UCS_OK;
 
@@ -413,8 +405,7 @@ static ucs_status_t
 uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 {
     uct_srqud_md_t *md = ucs_derived_of(uct_md, uct_srqud_md_t);
-    uct_srqud_mem_t *memh;
-
+    uct_srqud_memh_t *memh;
     uct_completion_t *comp;
     ucs_status_t status;
     int free_now;
@@ -431,40 +422,18 @@ uct_srqud_md_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
         }
     }
 
-    if (memh->flags & UCT_SRQUD_MEM_FLAG_RCACHE) {
-        /* The cache keeps the MR for a later registration, but from now on
-         * the memory may be unmapped: peers must not reach it through the
-         * cached region (a late put would write to whatever is mapped
-         * there). Taking reg_lock also waits for a copy in progress. */
-        ucs_spin_lock(&md->reg_lock);
-        ucs_assert(memh->users > 0);
-        if (--memh->users == 0) {
-            memh->access = 0;
-        }
-        if (comp != NULL) {
-            /* no new remote request from now on; the callback runs when
-             * the region is gone, which waits for transfers holding it */
-            memh->flags |= UCT_SRQUD_MEM_FLAG_INVALIDATED;
-        }
-        ucs_spin_unlock(&md->reg_lock);
-        if (comp != NULL) {
-            ucs_rcache_region_invalidate(md->rcache, &memh->super,
-                                         uct_srqud_md_invalidate_cb, comp);
-        }
-        ucs_rcache_region_put(md->rcache, &memh->super);
-        return UCS_OK;
-    }
-
-    /* peers can no longer name it; a transfer in progress keeps the MR */
+    /* From now on the memory may be unmapped: peers can no longer name it,
+     * and a transfer in progress stops copying (region_enter); it keeps
+     * the handle, the region and its MR until the HCA is done. Taking
+     * reg_lock also waits for a copy in progress. */
     ucs_spin_lock(&md->reg_lock);
     uct_srqud_md_registry_del(md, memh);
-    memh->users      = 0;
     memh->flags     |= UCT_SRQUD_MEM_FLAG_DEREG;
     memh->dereg_comp = comp;
     free_now         = (memh->inflight == 0);
     ucs_spin_unlock(&md->reg_lock);
     if (free_now) {
-        uct_srqud_md_mem_free(md, memh);
+        uct_srqud_md_memh_free(md, memh);
     }
     return UCS_OK;
 }
@@ -478,9 +447,9 @@ uct_srqud_md_mkey_pack_flags(uct_md_h uct_md, uct_mem_h uct_memh,
                              unsigned pack_flags, void *rkey_buffer)
 {
     uct_srqud_md_t *md    = ucs_derived_of(uct_md, uct_srqud_md_t);
-    uct_srqud_mem_t *memh = uct_memh;
-    uint64_t packed       = ((uint64_t)UCT_SRQUD_RKEY_TAG <<
-                             UCT_SRQUD_RKEY_TAG_SHIFT) | memh->mr->rkey;
+    uct_srqud_memh_t *memh = uct_memh;
+    uint64_t packed        = ((uint64_t)UCT_SRQUD_RKEY_TAG <<
+                              UCT_SRQUD_RKEY_TAG_SHIFT) | memh->key;
 
     /* no atomics, no keys exported to other processes' mds */
     if (pack_flags & UCT_SRQUD_MKEY_PACK_UNSUPPORTED) {

@@ -42,38 +42,51 @@ typedef struct uct_srqud_md_config {
 
 
 /**
- * Memory handle. When the registration cache is used the handle is the
- * cache region itself; otherwise the region part is unused.
- *
- * Every handle is in the md's registry of remote keys while it may be
- * named by a peer. A peer's request (zero-copy get/put, RMA) is checked
- * against it: range, the access the user asked for, not invalidated. A
- * request in progress holds the handle (inflight), so that deregistration
- * never pulls memory from under the HCA: the verbs MR outlives it.
+ * A registration: its verbs MR. With the registration cache it is the
+ * cache's region, which UCX may stretch and share among registrations of
+ * overlapping ranges (so its MR has every access); without, it belongs to
+ * one user registration.
  */
 typedef struct uct_srqud_mem {
     ucs_rcache_region_t super;
     struct ibv_mr       *mr;
-    uint32_t            flags;      /* UCT_SRQUD_MEM_FLAG_xx */
-    uint32_t            access;     /* UCT_MD_MEM_ACCESS_xx the users asked */
-    uint32_t            users;      /* user registrations not deregistered;
-                                     * with the cache a region outlives its
-                                     * last one, but peers must not reach it */
-    uint32_t            inflight;   /* remote requests using it */
-    uct_completion_t    *dereg_comp;/* invalidate: when inflight is done */
 } uct_srqud_mem_t;
 
 
+/**
+ * Memory handle: one user registration, what peers may reach of it and
+ * under which key. The packed remote key names the handle, never the
+ * region: a peer is served exactly the range and access this registration
+ * asked for, while it stands, whatever the cache made of the region. Keys
+ * are random, so that a refused request tells a peer nothing about other
+ * keys. A peer's request in progress holds the handle (inflight): the
+ * handle, and through it the region and its MR, outlive a deregistration
+ * until the HCA is done with the memory.
+ */
+typedef struct uct_srqud_memh {
+    struct ibv_mr       *mr;        /* the region's (first: fast paths read
+                                       its lkey) */
+    uct_srqud_mem_t     *region;
+    uint64_t            address;    /* the range registered */
+    size_t              length;
+    uint32_t            access;     /* UCT_MD_MEM_ACCESS_xx asked for */
+    uint32_t            key;        /* what peers name: the packed rkey */
+    uint32_t            flags;      /* UCT_SRQUD_MEM_FLAG_xx */
+    uint32_t            inflight;   /* peers' requests using it */
+    uct_completion_t    *dereg_comp;/* invalidate: when inflight is done */
+} uct_srqud_memh_t;
+
+
 enum {
-    UCT_SRQUD_MEM_FLAG_RCACHE      = UCS_BIT(0),
-    UCT_SRQUD_MEM_FLAG_INVALIDATED = UCS_BIT(1), /* refuse new requests */
-    UCT_SRQUD_MEM_FLAG_DEREG       = UCS_BIT(2), /* deregister when idle */
+    UCT_SRQUD_MEM_FLAG_RCACHE      = UCS_BIT(0), /* region is the cache's */
+    UCT_SRQUD_MEM_FLAG_DEREG       = UCS_BIT(2), /* deregistered: free when
+                                                  * idle, refuse requests */
     UCT_SRQUD_MEM_FLAG_PACKED_INVALIDATE = UCS_BIT(3) /* a key was packed
                                                        * for invalidation */
 };
 
 
-KHASH_MAP_INIT_INT(uct_srqud_rkeys, uct_srqud_mem_t*)
+KHASH_MAP_INIT_INT(uct_srqud_rkeys, uct_srqud_memh_t*)
 
 
 typedef struct uct_srqud_md {
@@ -127,9 +140,9 @@ void uct_srqud_md_srq_unlisten(uct_srqud_md_t *md, struct ibv_srq *srq);
 ucs_status_t uct_srqud_md_region_acquire(uct_srqud_md_t *md, uint32_t rkey,
                                          uint64_t address, size_t length,
                                          unsigned access,
-                                         uct_srqud_mem_t **memh_p);
+                                         uct_srqud_memh_t **memh_p);
 
-void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
+void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_memh_t *memh);
 
 
 /**
@@ -139,7 +152,7 @@ void uct_srqud_md_region_release(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
  * fail (the user may have unmapped the memory), one that comes later waits
  * until leave. Keep the section short (at most a round of chunk moves).
  */
-int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_mem_t *memh);
+int uct_srqud_md_region_enter(uct_srqud_md_t *md, uct_srqud_memh_t *memh);
 
 void uct_srqud_md_region_leave(uct_srqud_md_t *md);
 
@@ -156,7 +169,7 @@ ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
 
 static UCS_F_ALWAYS_INLINE uint32_t uct_srqud_memh_lkey(uct_mem_h memh)
 {
-    return ((uct_srqud_mem_t*)memh)->mr->lkey;
+    return ((uct_srqud_memh_t*)memh)->mr->lkey;
 }
 
 #endif

@@ -45,13 +45,6 @@ static void uct_srqud_proto_ep_cleanup(uct_srqud_iface_t *iface,
 }
 
 
-static void uct_srqud_proto_ep_reset(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep)
-{
-    /* the refusals of the old incarnation's puts: their psns are gone */
-    uct_srqud_rma_refusal_release(iface, ep);
-}
-
 
 #define UCT_SRQUD_ROUTE(_ctl, _min, _flags, _request, _answer) \
     [UCT_SRQUD_CTL_##_ctl] = {#_ctl, _min, _flags, _request, _answer}
@@ -89,5 +82,5 @@ const uct_srqud_proto_t uct_srqud_proto = {
     .idle       = uct_srqud_proto_idle,
     .ep_cleanup = uct_srqud_proto_ep_cleanup,
     .ack_held   = uct_srqud_rma_refusal_send,
-    .ep_reset   = uct_srqud_proto_ep_reset
+    .ep_release = uct_srqud_zcopy_ep_release
 };

@@ -560,19 +560,21 @@ void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     const uct_srqud_rma_reply_t *reply = payload;
     uct_srqud_rma_op_t *op;
+    ucs_status_t status;
     size_t data_len;
 
     op       = uct_srqud_rma_op_find(iface, ep, reply->op_id);
     data_len = length - sizeof(*reply);
-    if (reply->status != UCS_OK) {
+    status   = uct_srqud_ep_peer_status(iface, reply->status);
+    if (status != UCS_OK) {
         ucs_debug("%s: peer refused get op %u fragment %u: %s",
                   iface->md->name, reply->op_id, reply->frag,
-                  ucs_status_string((ucs_status_t)reply->status));
+                  ucs_status_string(status));
         /* none: a fragment of a get that completed meanwhile, asked for
          * again before its first answer came; the user may have released
          * the memory since, nothing failed */
         if ((op != NULL) && op->is_get) {
-            uct_srqud_rma_op_complete(iface, op, (ucs_status_t)reply->status);
+            uct_srqud_rma_op_complete(iface, op, status);
         }
         return;
     }
@@ -623,6 +625,7 @@ void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     const uct_srqud_rma_refusal_t *refusal = payload;
     uct_srqud_rma_seen_t seen;
+    ucs_status_t status;
 
     if (refusal->id != 0) {
         /* every time: a lost RMA_SEEN leaves the peer sending it again */
@@ -636,12 +639,16 @@ void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->rma_refusal_id = refusal->id;
     }
 
+    /* a refusal is an error, whatever code it names */
+    status = uct_srqud_ep_peer_status(iface, refusal->status);
+    if (status == UCS_OK) {
+        status = UCS_ERR_IO_ERROR;
+    }
     ucs_debug("%s: peer refused put op %u (psn %u..%u): %s", iface->md->name,
               refusal->op_id, refusal->first_psn, refusal->last_psn,
-              ucs_status_string((ucs_status_t)refusal->status));
+              ucs_status_string(status));
     uct_srqud_rma_put_refused(iface, ep, refusal->op_id, refusal->first_psn,
-                              refusal->last_psn,
-                              (ucs_status_t)refusal->status);
+                              refusal->last_psn, status);
 }
 
 

@@ -22,9 +22,12 @@
  * packets were refused, for the flush that covers them. Refusals of one
  * copy-path operation (its fragments) merge: it fails once. put_shorts
  * never merge: each may belong to another flush. Their number is bounded
- * by the initiator's window (acks stop at the oldest). A record lives until
- * its RMA_SEEN or until the passive ep goes (or its peer's new incarnation
- * starts).
+ * by the initiator's window (acks stop at the oldest), and, for an
+ * initiator that never answers, by UCX_SRQUD_RMA_REFUSALS_MAX per passive
+ * ep: beyond it a refused put joins the ep's newest record, whose flush
+ * then fails for it too. A record lives until its RMA_SEEN or until the
+ * passive ep goes. Each ep keeps its own records, so that finding one
+ * never walks another peer's.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -41,8 +44,7 @@
 
 
 typedef struct uct_srqud_rma_refusal_rec {
-    ucs_list_link_t          list;    /* iface->rma.refusals */
-    uct_srqud_ep_t           *ep;     /* the passive ep that refused */
+    ucs_list_link_t          list;    /* ep->peer.refusals */
     uint32_t                 id;
     uint32_t                 op_id;
     uct_srqud_psn_t          first;   /* the refused packets */
@@ -53,20 +55,14 @@ typedef struct uct_srqud_rma_refusal_rec {
 
 /* The oldest refusal of @a ep after @a from (NULL: from the start) */
 static uct_srqud_rma_refusal_rec_t*
-uct_srqud_rma_refusal_next(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+uct_srqud_rma_refusal_next(uct_srqud_ep_t *ep,
                            uct_srqud_rma_refusal_rec_t *from)
 {
-    ucs_list_link_t *link = (from == NULL) ? iface->rma.refusals.next :
+    ucs_list_link_t *link = (from == NULL) ? ep->peer.refusals.next :
                                              from->list.next;
-    uct_srqud_rma_refusal_rec_t *rec;
 
-    for (; link != &iface->rma.refusals; link = link->next) {
-        rec = ucs_container_of(link, uct_srqud_rma_refusal_rec_t, list);
-        if (rec->ep == ep) {
-            return rec;
-        }
-    }
-    return NULL;
+    return (link == &ep->peer.refusals) ? NULL :
+           ucs_container_of(link, uct_srqud_rma_refusal_rec_t, list);
 }
 
 
@@ -95,9 +91,9 @@ ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
 {
     uct_srqud_rma_refusal_rec_t *rec, *next;
 
-    rec = uct_srqud_rma_refusal_next(iface, ep, NULL);
+    rec = uct_srqud_rma_refusal_next(ep, NULL);
     ucs_assert(rec != NULL);
-    next = uct_srqud_rma_refusal_next(iface, ep, rec);
+    next = uct_srqud_rma_refusal_next(ep, rec);
     return uct_srqud_rma_refusal_post(iface, ep, rec->id, rec->op_id,
                                       rec->first, rec->last, rec->status,
                                       (next != NULL) ? next->first - 1 :
@@ -109,8 +105,7 @@ ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
 static void uct_srqud_rma_refusal_hold(uct_srqud_iface_t *iface,
                                        uct_srqud_ep_t *ep)
 {
-    uct_srqud_rma_refusal_rec_t *rec = uct_srqud_rma_refusal_next(iface, ep,
-                                                                  NULL);
+    uct_srqud_rma_refusal_rec_t *rec = uct_srqud_rma_refusal_next(ep, NULL);
 
     if (rec != NULL) {
         ep->flags        |= UCT_SRQUD_EP_FLAG_ACK_HELD;
@@ -122,9 +117,12 @@ static void uct_srqud_rma_refusal_hold(uct_srqud_iface_t *iface,
 
 
 static void uct_srqud_rma_refusal_free(uct_srqud_iface_t *iface,
+                                       uct_srqud_ep_t *ep,
                                        uct_srqud_rma_refusal_rec_t *rec)
 {
     ucs_list_del(&rec->list);
+    --ep->peer.refusals_count;
+    --iface->stats.rma_refusal_records;
     ucs_free(rec);
 }
 
@@ -134,15 +132,32 @@ void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     /* the packet being accepted: rx.expected already counts it */
     uct_srqud_psn_t psn = ep->rx.expected - 1;
-    uct_srqud_rma_refusal_rec_t *rec, *last = NULL;
+    uct_srqud_rma_refusal_rec_t *rec, *last;
 
     ++iface->stats.rma_refused;
-    while ((rec = uct_srqud_rma_refusal_next(iface, ep, last)) != NULL) {
-        if ((op_id != 0) && (rec->op_id == op_id)) {
-            rec->last = psn; /* the operation fails once */
-            return;
+    if (op_id != 0) {
+        ucs_list_for_each(rec, &ep->peer.refusals, list) {
+            if (rec->op_id == op_id) {
+                rec->last = psn; /* the operation fails once */
+                return;
+            }
         }
-        last = rec;
+    }
+
+    last = ucs_list_is_empty(&ep->peer.refusals) ? NULL :
+           ucs_list_tail(&ep->peer.refusals, uct_srqud_rma_refusal_rec_t,
+                         list);
+    if ((last != NULL) &&
+        (ep->peer.refusals_count >= iface->config.rma_refusals_max)) {
+        /* an initiator that does not take its refusals: what it sends
+         * after fails with the newest one, which then names packets, not
+         * one operation (the initiator fails every flush among them) */
+        if (last->op_id != op_id) {
+            last->op_id = 0;
+        }
+        last->last = psn;
+        ++iface->stats.rma_refusals_merged;
+        return;
     }
 
     rec = ucs_malloc(sizeof(*rec), "srqud_refusal");
@@ -153,7 +168,6 @@ void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                    uct_srqud_ep_tx_ack_limit(ep));
         return;
     }
-    rec->ep     = ep;
     rec->op_id  = op_id;
     rec->first  = psn;
     rec->last   = psn;
@@ -162,7 +176,9 @@ void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         iface->rma.next_refusal_id = 1; /* 0: sent without the hold */
     }
     rec->id = iface->rma.next_refusal_id;
-    ucs_list_add_tail(&iface->rma.refusals, &rec->list);
+    ucs_list_add_tail(&ep->peer.refusals, &rec->list);
+    ++ep->peer.refusals_count;
+    ++iface->stats.rma_refusal_records;
 
     if (last != NULL) {
         return; /* it goes when those before it are seen */
@@ -183,12 +199,12 @@ void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     const uct_srqud_rma_seen_t *seen = payload;
     uct_srqud_rma_refusal_rec_t *rec;
 
-    rec = uct_srqud_rma_refusal_next(iface, ep, NULL);
+    rec = uct_srqud_rma_refusal_next(ep, NULL);
     if ((rec == NULL) || (rec->id != seen->id)) {
         return; /* a repeat, for a refusal already released */
     }
 
-    uct_srqud_rma_refusal_free(iface, rec);
+    uct_srqud_rma_refusal_free(iface, ep, rec);
     uct_srqud_rma_refusal_hold(iface, ep);
     /* the next refusal, or the ack held back until now */
     uct_srqud_ep_schedule_ack(iface, ep, 1);
@@ -200,8 +216,8 @@ void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
 {
     uct_srqud_rma_refusal_rec_t *rec;
 
-    while ((rec = uct_srqud_rma_refusal_next(iface, ep, NULL)) != NULL) {
-        uct_srqud_rma_refusal_free(iface, rec);
+    while ((rec = uct_srqud_rma_refusal_next(ep, NULL)) != NULL) {
+        uct_srqud_rma_refusal_free(iface, ep, rec);
     }
     ep->flags &= ~UCT_SRQUD_EP_FLAG_ACK_HELD;
 }

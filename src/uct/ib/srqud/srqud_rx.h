@@ -129,6 +129,18 @@ uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
 
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
                        payload, payload_len, "RX: AM");
+    if (ucs_unlikely(iface->super.am[neth->am_id].cb == iface->am_stub)) {
+        /* a peer's AM to an id nobody listens on: counted, dropped */
+        ++iface->stats.rx_no_handler;
+        if (uct_srqud_iface_log_allowed(iface)) {
+            ucs_diag("%s: active message id %u without a handler dropped "
+                     "(%lu more since the last report)", iface->md->name,
+                     neth->am_id, iface->log_suppressed);
+            iface->log_suppressed = 0;
+        }
+        uct_srqud_rx_desc_put(iface, desc);
+        return;
+    }
     status = uct_iface_invoke_am(&iface->super, neth->am_id, payload,
                                  payload_len, UCT_CB_PARAM_FLAG_DESC);
     if (status == UCS_INPROGRESS) {

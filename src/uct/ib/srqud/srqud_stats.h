@@ -81,7 +81,26 @@ typedef struct uct_srqud_iface_stats {
     unsigned long tx_unsignaled;      /* sends posted without a completion
                                          (TX_CQ_MODERATION) */
     unsigned long tx_stale_completions; /* of sends from before a reset */
+    /* bounds on what peers can make this interface hold (threat model in
+     * docs/design.md) */
+    unsigned long passive_reaped;     /* idle passive eps freed to make room
+                                         for a new peer (PASSIVE_MAX) */
+    unsigned long passive_refused;    /* CREQs dropped: PASSIVE_MAX passive
+                                         eps and none idle */
+    unsigned long rma_refusals_merged;/* refused puts beyond a passive ep's
+                                         RMA_REFUSALS_MAX records, joined to
+                                         its newest record */
+    unsigned long zcopy_refused;      /* zero-copy requests and answers
+                                         refused: outside the transfer, over
+                                         a bound, or out of turn */
+    unsigned long rx_no_handler;      /* AMs to an id without a handler:
+                                         dropped */
+    unsigned long peer_status_invalid;/* status codes from a peer that are
+                                         no error srqud sends: reported as
+                                         UCS_ERR_IO_ERROR */
     /* current state */
+    unsigned      passive_eps;        /* passive eps (peers' connections) */
+    unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */
     unsigned      srq_limit;          /* armed limit, 0: disabled */
     unsigned      srq_target;         /* buffers kept posted */
     double        t_wakeup;           /* measured LIMIT thread wakeup, s */

@@ -101,8 +101,18 @@ typedef struct uct_srqud_ah_key {
 
 #define uct_srqud_ah_key_equal(_a, _b) (!memcmp(&(_a), &(_b), sizeof(_a)))
 
-/* One address handle per remote port, shared by all endpoints to it */
-KHASH_INIT(uct_srqud_ah, uct_srqud_ah_key_t, struct ibv_ah*, 1,
+/* One address handle per remote port, shared by all endpoints to it and
+ * counted: one no endpoint uses waits among the last few unused ones (a
+ * peer that comes back finds it), older ones are destroyed, so that
+ * forged source addresses do not pile up handles */
+typedef struct uct_srqud_ah_entry {
+    struct ibv_ah            *ah;
+    unsigned                 refcount;
+    ucs_list_link_t          unused;  /* in iface->ah_unused, refcount 0 */
+    uct_srqud_ah_key_t       key;
+} uct_srqud_ah_entry_t;
+
+KHASH_INIT(uct_srqud_ah, uct_srqud_ah_key_t, uct_srqud_ah_entry_t*, 1,
            uct_srqud_ah_key_hash, uct_srqud_ah_key_equal)
 
 
@@ -206,6 +216,9 @@ struct uct_srqud_iface {
     struct ibv_pd            *qp_pd;      /* the md's PD, or a parent
                                              domain of it with td */
     khash_t(uct_srqud_ah)    ah_hash;
+    ucs_list_link_t          ah_unused;   /* uct_srqud_ah_entry_t, oldest
+                                             first */
+    unsigned                 ah_unused_count;
     khash_t(uct_srqud_peer)  peers;       /* passive eps by remote sender */
     ucs_ptr_array_t          eps;         /* all eps by id */
 
@@ -309,6 +322,10 @@ struct uct_srqud_iface {
         size_t               zcopy_thresh;
         unsigned             zcopy_rq_depth;
         unsigned             zcopy_sq_depth;
+        unsigned             zcopy_peer_jobs; /* a peer's transfers here */
+        unsigned             passive_max;  /* passive eps kept */
+        ucs_time_t           passive_idle; /* reapable after this long */
+        unsigned             rma_refusals_max; /* records per passive ep */
         int                  fault_tx;     /* any of the next three */
         uint32_t             fault_drop;   /* out of 2^32; 0: off */
         uint32_t             fault_dup;
@@ -347,14 +364,24 @@ struct uct_srqud_iface {
     struct {
         ucs_list_link_t      ops;         /* uct_srqud_rma_op_t */
         uint32_t             next_id;
-        ucs_list_link_t      refusals;    /* uct_srqud_rma_refusal_rec_t,
-                                             oldest first */
         uint32_t             next_refusal_id;
     } rma;
+
+    /* Passive eps (peers' connections), at most config.passive_max: in the
+     * order the reaper looks at them (srqud_ep_rx.c) */
+    struct {
+        ucs_list_link_t      list;
+        unsigned             count;
+    } passive;
 
     uct_srqud_iface_stats_t  stats;
 
     uct_recv_desc_t          release_desc;
+    uct_am_callback_t        am_stub;     /* UCT's handler of an AM id the
+                                             user set none for (it logs a
+                                             backtrace per message) */
+    ucs_time_t               log_time;    /* the last peer-caused log line */
+    unsigned long            log_suppressed; /* ... and those held back */
 
     /* The protocols above the endpoint (srqud_proto.c): control opcodes and
      * what an ep's end or a flush asks of them */
@@ -404,10 +431,11 @@ typedef struct uct_srqud_proto {
      * instead (the refusal the held ack must travel with) */
     ucs_status_t             (*ack_held)(uct_srqud_iface_t *iface,
                                          uct_srqud_ep_t *ep);
-    /* a passive ep's peer starts a new incarnation: this side's state of
-     * the old one goes */
-    void                     (*ep_reset)(uct_srqud_iface_t *iface,
-                                         uct_srqud_ep_t *ep);
+    /* the ep is freed: nothing of the protocols may refer to it after
+     * (a transfer whose chunk sends are still in flight lets go of it and
+     * of the user's completion, which runs now) */
+    void                     (*ep_release)(uct_srqud_iface_t *iface,
+                                           uct_srqud_ep_t *ep);
 } uct_srqud_proto_t;
 
 
@@ -434,10 +462,14 @@ enum {
     UCT_SRQUD_EP_FLAG_ACK_HELD   = UCS_BIT(14),/* passive: acks reach at most
                                                  rx.ack_limit, but with a
                                                  refused put's answer */
-    UCT_SRQUD_EP_FLAG_BACK_DUE   = UCS_BIT(15) /* active: the async thread
+    UCT_SRQUD_EP_FLAG_BACK_DUE   = UCS_BIT(15),/* active: the async thread
                                                  kept an ack that came back
                                                  (back_psn) for the user's
                                                  progress */
+    UCT_SRQUD_EP_FLAG_HEARD      = UCS_BIT(16),/* passive: a packet came since
+                                                 the reaper last looked */
+    UCT_SRQUD_EP_FLAG_ESTABLISHED = UCS_BIT(17) /* passive: heard more than
+                                                  its CREQ */
 };
 
 
@@ -467,6 +499,7 @@ enum {
 typedef struct uct_srqud_ep {
     uct_base_ep_t            super;
     struct ibv_ah            *ah;
+    uct_srqud_ah_entry_t     *ah_entry;    /* the cache's, for ah */
     uint32_t                 dest_qpn;
     uint32_t                 ep_id;        /* index in iface->eps */
     uint32_t                 dest_ep_id;   /* remote id, or EP_ID_NONE */
@@ -515,6 +548,16 @@ typedef struct uct_srqud_ep {
     } rx;
     ucs_arbiter_group_t      arb_group;    /* pending requests */
     uct_srqud_peer_key_t     peer_key;     /* passive: key in iface->peers */
+    /* passive: what its peer makes this side hold, and its place in the
+     * reaper's round */
+    struct {
+        ucs_list_link_t      list;         /* in iface->passive.list */
+        ucs_time_t           idle_since;   /* heard nothing since, at least */
+        ucs_list_link_t      refusals;     /* uct_srqud_rma_refusal_rec_t,
+                                              oldest first */
+        unsigned             refusals_count;
+        unsigned             xfers;        /* zero-copy transfers it serves */
+    } peer;
 } uct_srqud_ep_t;
 
 
@@ -529,6 +572,21 @@ uct_srqud_iface_fault_rand(uct_srqud_iface_t *iface)
     x ^= x << 17;
     iface->fault_rand = x;
     return (uint32_t)(x >> 32);
+}
+
+
+/* A log line a peer's packet causes: at most one a second, with the count
+ * of those held back, so that a host on the fabric cannot fill the log */
+static inline int uct_srqud_iface_log_allowed(uct_srqud_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (uct_srqud_time_since(now, iface->log_time) < ucs_time_from_sec(1.0)) {
+        ++iface->log_suppressed;
+        return 0;
+    }
+    iface->log_time = now;
+    return 1;
 }
 
 

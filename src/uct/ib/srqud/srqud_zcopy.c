@@ -14,6 +14,7 @@
 #include "srqud_ep_tx.h"
 #include "srqud_zcopy.h"
 #include "srqud_ep.h"
+#include "srqud_dev.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -70,6 +71,9 @@ uct_srqud_zcopy_xfer_new(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     xfer->last_activity = ucs_get_time();
     xfer->job.arg       = xfer;
     ucs_list_add_tail(&iface->zcopy.xfers, &xfer->list);
+    if (uct_srqud_zcopy_serves_peer(xfer)) {
+        ++ep->peer.xfers;
+    }
     return xfer;
 }
 
@@ -102,8 +106,14 @@ void uct_srqud_zcopy_xfer_free(uct_srqud_iface_t *iface,
     if (xfer->region != NULL) {
         uct_srqud_md_region_release(iface->md, xfer->region);
     }
+    if (xfer->ah_entry != NULL) {
+        uct_srqud_dev_ah_put(iface, xfer->ah_entry);
+    }
     ucs_free(xfer->job.list);
     ucs_list_del(&xfer->list);
+    if ((xfer->ep != NULL) && uct_srqud_zcopy_serves_peer(xfer)) {
+        --xfer->ep->peer.xfers;
+    }
     ucs_free(xfer);
 }
 
@@ -129,7 +139,9 @@ void uct_srqud_zcopy_finish(uct_srqud_iface_t *iface, uct_srqud_xfer_t *xfer,
     if (status == UCS_OK) {
         ++iface->stats.zcopy_xfers;
     }
-    uct_srqud_ep_op_done(iface, xfer->ep);
+    if (xfer->ep != NULL) { /* NULL: the ep is gone, and its user told */
+        uct_srqud_ep_op_done(iface, xfer->ep);
+    }
     if (xfer->comp != NULL) {
         uct_invoke_completion(xfer->comp, status);
     }
@@ -237,9 +249,8 @@ void uct_srqud_zcopy_send_status(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
  * chunk lands on bytes the copy path has written. Never a failure the
  * peer's liveness does not justify.
  */
-static void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
-                                         uct_srqud_xfer_t *xfer,
-                                         const char *why)
+void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
+                                  uct_srqud_xfer_t *xfer, const char *why)
 {
     uct_srqud_ep_t *ep         = xfer->ep;
     uct_completion_t *comp     = xfer->comp;
@@ -762,6 +773,36 @@ void uct_srqud_zcopy_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         default:
             uct_srqud_zcopy_xfer_free(iface, xfer);
             break;
+        }
+    }
+}
+
+
+void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    uct_srqud_xfer_t *xfer;
+    uct_completion_t *comp;
+
+    /* uct_srqud_zcopy_ep_cleanup() ended them all; what is left waits for
+     * its chunk sends to complete (the HCA reads the memory until then),
+     * and finishes without the ep. A put of the user's completes now, as
+     * UCX's transports complete a destroyed ep's operations. */
+    ucs_list_for_each(xfer, &iface->zcopy.xfers, list) {
+        if (xfer->ep != ep) {
+            continue;
+        }
+        ucs_assert(xfer->job.in_flight > 0);
+        if (uct_srqud_zcopy_serves_peer(xfer)) {
+            --ep->peer.xfers;
+        }
+        /* its posted chunk sends name the ep's address handle */
+        xfer->ah_entry = ep->ah_entry;
+        uct_srqud_dev_ah_hold(xfer->ah_entry);
+        xfer->ep   = NULL;
+        comp       = xfer->comp;
+        xfer->comp = NULL;
+        if (comp != NULL) {
+            uct_invoke_completion(comp, xfer->status);
         }
     }
 }

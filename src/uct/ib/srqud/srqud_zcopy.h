@@ -46,6 +46,11 @@
  * path (rounds end by RTO_MAX when their ZFIN is lost: a few of them) */
 #define UCT_SRQUD_ZCOPY_STALL_RTOS 4
 
+/* Smallest chunk a peer may ask for: the smallest path MTU. The chunk
+ * bitmaps of a transfer are the receiving side's memory, 1/4 of its
+ * length with a chunk of one byte. */
+#define UCT_SRQUD_ZCOPY_MIN_CHUNK  UCT_SRQUD_MIN_MTU
+
 
 /* The copy path that takes over a transfer: a put whose sink has no pool
  * QP free, a get whose chunks stopped arriving */
@@ -89,7 +94,10 @@ struct uct_srqud_xfer {
     uint64_t                 remote_addr;
     uint32_t                 rkey;
     uint32_t                 chunk;     /* chunk size */
-    uct_srqud_mem_t          *region;   /* responder: the checked region */
+    uct_srqud_memh_t         *region;   /* responder: the registration the
+                                           peer named, checked */
+    uct_srqud_ah_entry_t     *ah_entry; /* held while its chunk sends
+                                           outlive the ep (job.ah) */
     /* sink */
     uct_srqud_pool_qp_t      *pqp;
     uct_srqud_chunk_rx_t     rx;
@@ -127,6 +135,22 @@ int uct_srqud_zcopy_idle(uct_srqud_iface_t *iface);
 /* The ep failed or goes away: its transfers end with @a status */
 void uct_srqud_zcopy_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                 ucs_status_t status);
+
+/* The ep is freed: transfers still sending let go of it */
+void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
+/* A get that cannot go on by zero copy: the rest by the copy path */
+void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
+                                  uct_srqud_xfer_t *xfer, const char *why);
+
+
+/* Transfers this side serves for a peer (counted per ep: a peer's share is
+ * UCX_SRQUD_ZCOPY_PEER_JOBS) */
+static inline int uct_srqud_zcopy_serves_peer(const uct_srqud_xfer_t *xfer)
+{
+    return (xfer->type == UCT_SRQUD_XFER_GET_SOURCE) ||
+           (xfer->type == UCT_SRQUD_XFER_PUT_SINK);
+}
 
 /**
  * Start a get_zcopy or put_zcopy of registered memory.

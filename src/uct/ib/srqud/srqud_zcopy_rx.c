@@ -23,17 +23,21 @@
 #define UCT_SRQUD_ZCOPY_MAX_LIST      65536
 
 
-/* The chunk list of a request: ranges, each within the transfer */
+/* The chunk list of a request: ranges, each within a transfer of
+ * @a length bytes cut in @a chunk-byte pieces. The length is this side's
+ * own where it has one (a put's source): a peer's packet names chunks,
+ * never how far they reach. */
 static uint32_t *uct_srqud_zcopy_rx_decode(const uct_srqud_zhdr_t *hdr,
-                                           size_t length, uint32_t chunk,
-                                           uint32_t *count_p)
+                                           size_t pkt_len, uint64_t length,
+                                           uint32_t chunk, uint32_t *count_p)
 {
     const uct_srqud_zrange_t *r = (const void*)(hdr + 1);
     uct_srqud_chunk_range_t ranges[255];
     uint32_t i, total, *list;
 
-    if ((chunk == 0) ||
-        (length < sizeof(*hdr) + hdr->num_ranges * sizeof(*r))) {
+    if ((chunk == 0) || (length == 0) ||
+        (uct_srqud_chunk_count(length, chunk) > UCT_SRQUD_ZCOPY_NUM_MASK) ||
+        (pkt_len < sizeof(*hdr) + hdr->num_ranges * sizeof(*r))) {
         return NULL;
     }
 
@@ -42,8 +46,7 @@ static uint32_t *uct_srqud_zcopy_rx_decode(const uct_srqud_zhdr_t *hdr,
         ranges[i].count = r[i].count;
     }
     total = uct_srqud_chunk_ranges_check(ranges, hdr->num_ranges,
-                                         uct_srqud_chunk_count(hdr->length,
-                                                               chunk),
+                                         uct_srqud_chunk_count(length, chunk),
                                          UCT_SRQUD_ZCOPY_MAX_LIST);
     if (total == 0) {
         return NULL;
@@ -125,15 +128,29 @@ void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     fin.xfer_id = hdr->xfer_id;
     fin.round   = hdr->round;
 
-    list = uct_srqud_zcopy_rx_decode(hdr, length, hdr->chunk, &count);
-    if ((list == NULL) || (hdr->chunk > iface->zcopy.chunk) ||
-        (iface->zcopy.sqp == NULL)) {
-        status = (iface->zcopy.sqp == NULL) ? UCS_ERR_UNSUPPORTED :
-                                              UCS_ERR_INVALID_PARAM;
+    if (iface->zcopy.sqp == NULL) {
+        status = UCS_ERR_UNSUPPORTED;
         goto err;
+    }
+    if ((hdr->chunk < UCT_SRQUD_ZCOPY_MIN_CHUNK) ||
+        (hdr->chunk > iface->zcopy.chunk)) {
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_refused;
+    }
+    list = uct_srqud_zcopy_rx_decode(hdr, length, hdr->length, hdr->chunk,
+                                     &count);
+    if (list == NULL) {
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_refused;
     }
 
     uct_srqud_zcopy_rx_supersede(iface, ep, hdr);
+    if (ep->peer.xfers >= iface->config.zcopy_peer_jobs) {
+        /* a peer's reads beyond its share: it takes the copy path */
+        ucs_free(list);
+        status = UCS_ERR_BUSY;
+        goto err_refused;
+    }
     xfer = uct_srqud_zcopy_xfer_new(iface, ep, UCT_SRQUD_XFER_GET_SOURCE,
                                     hdr->xfer_id);
     if (xfer == NULL) {
@@ -171,6 +188,8 @@ void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     uct_srqud_zengine_send(iface);
     return;
 
+err_refused:
+    ++iface->stats.zcopy_refused;
 err:
     fin.status = status;
     uct_srqud_ep_tx_answer(iface, ep, UCT_SRQUD_CTL_ZFIN, &fin, sizeof(fin),
@@ -230,9 +249,22 @@ void uct_srqud_zcopy_rx_zput(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     chunk = ucs_min(hdr->chunk, iface->zcopy.chunk);
-    if ((chunk == 0) || (hdr->length == 0) || (iface->zcopy.pool == NULL)) {
-        status = (iface->zcopy.pool == NULL) ? UCS_ERR_BUSY :
-                                               UCS_ERR_INVALID_PARAM;
+    if (iface->zcopy.pool == NULL) {
+        status = UCS_ERR_BUSY;
+        goto err;
+    }
+    /* the bitmaps of the chunks are the sink's memory: a chunk of a byte
+     * would make them an eighth of the transfer */
+    if ((chunk < UCT_SRQUD_ZCOPY_MIN_CHUNK) || (hdr->length == 0) ||
+        (uct_srqud_chunk_count(hdr->length, chunk) >
+         UCT_SRQUD_ZCOPY_NUM_MASK)) {
+        ++iface->stats.zcopy_refused;
+        status = UCS_ERR_INVALID_PARAM;
+        goto err;
+    }
+    if (ep->peer.xfers >= iface->config.zcopy_peer_jobs) {
+        ++iface->stats.zcopy_refused;
+        status = UCS_ERR_BUSY; /* the initiator takes the copy path */
         goto err;
     }
 
@@ -326,6 +358,7 @@ void uct_srqud_zcopy_rx_zfin_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     const uct_srqud_zhdr_t *hdr = payload;
     uct_srqud_xfer_t *xfer;
+    ucs_status_t status;
 
     xfer = uct_srqud_zcopy_xfer_find(iface, ep, UCT_SRQUD_XFER_GET_SINK,
                                      hdr->xfer_id);
@@ -333,10 +366,15 @@ void uct_srqud_zcopy_rx_zfin_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         (hdr->round != xfer->round)) {
         return;
     }
-    if (hdr->status != UCS_OK) {
+    status = uct_srqud_ep_peer_status(iface, hdr->status);
+    if (status == UCS_ERR_BUSY) {
+        /* the source serves enough of our reads already */
+        uct_srqud_zcopy_get_fallback(iface, xfer, "the peer is busy");
+        return;
+    } else if (status != UCS_OK) {
         ucs_debug("%s: get %u refused by the peer: %s", iface->md->name,
-                  xfer->id, ucs_status_string((ucs_status_t)hdr->status));
-        uct_srqud_zcopy_finish(iface, xfer, (ucs_status_t)hdr->status);
+                  xfer->id, ucs_status_string(status));
+        uct_srqud_zcopy_finish(iface, xfer, status);
         return;
     }
     xfer->flags        |= UCT_SRQUD_XFER_FLAG_FIN;
@@ -368,27 +406,50 @@ void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     const uct_srqud_zhdr_t *hdr = payload;
     uct_srqud_xfer_t *xfer;
     uint32_t *list, count;
+    ucs_status_t status;
 
     xfer = uct_srqud_zcopy_xfer_find(iface, ep, UCT_SRQUD_XFER_PUT_SOURCE,
                                      hdr->xfer_id);
     if ((xfer == NULL) || (xfer->flags & UCT_SRQUD_XFER_FLAG_DONE)) {
         return;
     }
-    xfer->last_activity = ucs_get_time();
-    if (hdr->status == UCS_ERR_BUSY) {
+    if (xfer->flags & UCT_SRQUD_XFER_FLAG_SENDING) {
+        /* a round is going out: its chunk sends read the user's buffer
+         * until they complete, and nothing the sink says ends it before */
+        if (hdr->round > xfer->round) {
+            ++iface->stats.zcopy_refused;
+        }
+        return;
+    }
+    status = uct_srqud_ep_peer_status(iface, hdr->status);
+    if (status == UCS_ERR_BUSY) {
+        /* only the first answer may send the put the copy path */
+        if (xfer->round != 0) {
+            ++iface->stats.zcopy_refused;
+            return;
+        }
+        xfer->last_activity = ucs_get_time();
         uct_srqud_zcopy_rx_zcts_busy(iface, ep, xfer);
         return;
-    } else if (hdr->status != UCS_OK) {
-        uct_srqud_zcopy_finish(iface, xfer, (ucs_status_t)hdr->status);
+    } else if (status != UCS_OK) {
+        uct_srqud_zcopy_finish(iface, xfer, status);
         return;
     }
-    if ((hdr->round <= xfer->round) ||
-        (xfer->flags & UCT_SRQUD_XFER_FLAG_SENDING)) {
-        return; /* a repeat, or a round while one is still going out */
+    if (hdr->round <= xfer->round) {
+        return; /* a repeat */
     }
-    list = uct_srqud_zcopy_rx_decode(hdr, length, hdr->chunk, &count);
-    if ((list == NULL) || (hdr->chunk > xfer->chunk)) {
-        ucs_free(list);
+    xfer->last_activity = ucs_get_time();
+    /* the chunks the sink names are of this put: its length and a chunk
+     * no larger than the one offered, whatever the packet says */
+    list = NULL;
+    if ((hdr->length == xfer->length) &&
+        (hdr->chunk >= UCT_SRQUD_ZCOPY_MIN_CHUNK) &&
+        (hdr->chunk <= xfer->chunk)) {
+        list = uct_srqud_zcopy_rx_decode(hdr, length, xfer->length,
+                                         hdr->chunk, &count);
+    }
+    if (list == NULL) {
+        ++iface->stats.zcopy_refused;
         uct_srqud_zcopy_finish(iface, xfer, UCS_ERR_INVALID_PARAM);
         return;
     }
@@ -424,6 +485,7 @@ void uct_srqud_zcopy_rx_zack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     xfer = uct_srqud_zcopy_xfer_find(iface, ep, UCT_SRQUD_XFER_PUT_SOURCE,
                                      hdr->xfer_id);
     if ((xfer != NULL) && !(xfer->flags & UCT_SRQUD_XFER_FLAG_DONE)) {
-        uct_srqud_zcopy_finish(iface, xfer, (ucs_status_t)hdr->status);
+        uct_srqud_zcopy_finish(iface, xfer,
+                               uct_srqud_ep_peer_status(iface, hdr->status));
     }
 }
