@@ -208,9 +208,11 @@ echo "== device tests, route a (UCX dlopens libuct_srqud)"
 # communicator, which route a then runs over srqud
 [ $FULL = 1 ] && step build_mpich_vci "$ROOT/contrib/build-mpich-vci.sh"
 SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
-# --full: a ThreadSanitizer build of the module and its device tests,
-# run by route b over the threaded tests
-[ $FULL = 1 ] && step build_tsan "$ROOT/contrib/build-tsan.sh"
+# An AddressSanitizer build of the module, its device tests and the UCP
+# checks, run by route b over the attack tests and UCP's force close;
+# --full: a ThreadSanitizer build too, run over the threaded tests
+step build_asan "$ROOT/contrib/build-san.sh" address
+[ $FULL = 1 ] && step build_tsan "$ROOT/contrib/build-san.sh" thread
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
 SRQUD_FULL=$FULL run_vm --timeout 1800 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
 

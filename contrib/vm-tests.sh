@@ -185,7 +185,24 @@ elif [ $ROUTE = b ]; then
     run stock_ucx_info_without_preload_has_no_srqud sh -c '! ucx_info -d | grep -q "Transport: srqud"'
     run stock_srqud_vm_test env LD_PRELOAD=$PRELOAD "$SRQUD_BUILD/stock/test/gtest/srqud_vm_test" --gtest_color=no
     run stock_perftest_ucp_tag_lat "$PAIR" LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
-    # ThreadSanitizer over the threaded device tests (contrib/build-tsan.sh;
+    # AddressSanitizer over what peers' packets reach (contrib/build-san.sh
+    # address): the attack tests, and UCP closing an ep in force mode while
+    # zero-copy transfers are in flight. A report is a failure.
+    ASAN=$SRQUD_BUILD/asan
+    # the preloaded module comes before the runtime the test links; UCX's
+    # own allocations are not instrumented, so leaks are not checked
+    ASAN_OPTS="verify_asan_link_order=0 detect_leaks=0 abort_on_error=1"
+    run asan_attack_srqud_vm_test env \
+        LD_PRELOAD=$ASAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
+        ASAN_OPTIONS="$ASAN_OPTS" \
+        "$ASAN/test/gtest/srqud_vm_test" --gtest_color=no \
+        --gtest_filter='srqud_attack.*:srqud_robust.*'
+    run asan_ucp_force_close env \
+        LD_PRELOAD=$ASAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
+        ASAN_OPTIONS="$ASAN_OPTS" UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1 \
+        UCX_SRQUD_TIMEOUT=3s UCX_WARN_UNUSED_ENV_VARS=n \
+        "$ASAN/test/ucp/srqud_ucp_check" -t force_close
+    # ThreadSanitizer over the threaded device tests (contrib/build-san.sh thread;
     # --full only: about 10x slower). A report is a failure.
     if [ "${SRQUD_FULL:-0}" = 1 ]; then
         TSAN=$SRQUD_BUILD/tsan

@@ -31,7 +31,8 @@
  *             3x3), each with a UCP worker of its own
  *
  * Checks: put_worker_flush put_ep_flush put_explicit get_worker_flush
- * get_ep_flush fence tag am stream close_flush peer_failure progress_bound,
+ * get_ep_flush fence tag am stream close_flush peer_failure force_close
+ * progress_bound,
  * and only when named:
  *   peer_kill  the target kills itself (SIGKILL) in the middle of large puts
  *              and gets, each followed by an ep flush: the initiator's
@@ -125,6 +126,7 @@ static const check_t checks[] = {
     {"stream",           check_stream,         0,                   0},
     {"close_flush",      check_put,            FLUSH_CLOSE,         0},
     {"peer_failure",     check_peer_failure,   0, CHECK_FLAG_ERR_PEER},
+    {"force_close",      check_force_close,    0, CHECK_FLAG_ERR_PEER},
     {"progress_bound",   check_progress_bound, 0,                   0},
     {"peer_kill",        check_peer_kill,      0, CHECK_FLAG_ERR_PEER |
                                                   CHECK_FLAG_TARGET_KILL |

@@ -134,6 +134,7 @@ int check_get(side_t *s, int mode, char *detail, size_t max);
 int check_fence(side_t *s, int mode, char *detail, size_t max);
 int check_peer_failure(side_t *s, int mode, char *detail, size_t max);
 int check_peer_kill(side_t *s, int mode, char *detail, size_t max);
+int check_force_close(side_t *s, int mode, char *detail, size_t max);
 
 /* ucp_check_msg.c */
 int check_tag(side_t *s, int mode, char *detail, size_t max);

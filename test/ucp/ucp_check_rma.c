@@ -653,3 +653,98 @@ int check_peer_kill(side_t *s, int mode, char *detail, size_t max)
              "then ", done, len);
     return peer_dead_verdict(s, prefix, what, status, deadline, detail, max);
 }
+
+
+/* force_close: an operation's callback counts its calls */
+static void force_close_cb(void *request, ucs_status_t status, void *user_data)
+{
+    ++*(unsigned*)user_data;
+}
+
+
+#define FORCE_CLOSE_OPS  4
+
+/* force_close: the initiator closes its ep in force mode while large puts
+ * and gets are in flight (zero-copy chunk sends still reading its buffers,
+ * chunks still landing in them), then frees the buffers at once, as an
+ * application may once the close is done, and goes on progressing. Every
+ * operation must complete exactly once, and nothing may touch the ep or
+ * the buffers after the close (the device tests run this check under
+ * AddressSanitizer too). */
+int check_force_close(side_t *s, int mode, char *detail, size_t max)
+{
+    const size_t len = (opt.largest < (4ul << 20)) ? opt.largest : (4ul << 20);
+    unsigned calls[FORCE_CLOSE_OPS] = {0};
+    ucp_request_param_t param = {0};
+    void *req, *bufs[FORCE_CLOSE_OPS];
+    ucp_rkey_h rkey;
+    uint64_t base;
+    region_t r;
+    double end;
+    int i;
+
+    if (s->is_target) {
+        region_map(s, &r, FORCE_CLOSE_OPS * len);
+        region_send_rkey(s, &r);
+        oob_wait(s, 1);          /* serving the transfers until the end */
+        oob_recv_u64(s);
+        region_unmap(s, &r);
+        return CHECK_PASS;
+    }
+
+    rkey = region_recv_rkey(s, &base);
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                         UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send      = force_close_cb;
+    for (i = 0; i < FORCE_CLOSE_OPS; ++i) {
+        bufs[i] = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (bufs[i] == MAP_FAILED) {
+            die("mmap %zu: %s", len, strerror(errno));
+        }
+        fill_random(bufs[i], len, i);
+        param.user_data = &calls[i];
+        req = (i % 2) ?
+              ucp_get_nbx(s->ep, bufs[i], len, base + i * len, rkey, &param) :
+              ucp_put_nbx(s->ep, bufs[i], len, base + i * len, rkey, &param);
+        if (!UCS_PTR_IS_PTR(req)) {
+            ++calls[i];          /* done at once, or failed at once */
+        } else {
+            ucp_request_free(req); /* its callback still runs */
+        }
+    }
+
+    /* some of the transfers under way (whether they are depends on the
+     * scheduler; the check's outcome does not) */
+    end = now_sec() + 0.05;
+    while (now_sec() < end) {
+        ucp_worker_progress(s->worker);
+    }
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags        = UCP_EP_CLOSE_FLAG_FORCE;
+    wait_req(s, ucp_ep_close_nbx(s->ep, &param));
+    s->ep = NULL;
+    for (i = 0; i < FORCE_CLOSE_OPS; ++i) {
+        munmap(bufs[i], len);
+    }
+    ucp_rkey_destroy(rkey);
+
+    /* late chunk completions and answers find nothing of the ep */
+    end = now_sec() + 1.0;
+    while (now_sec() < end) {
+        ucp_worker_progress(s->worker);
+    }
+    oob_send_u64(s, 1);
+
+    for (i = 0; i < FORCE_CLOSE_OPS; ++i) {
+        if (calls[i] != 1) {
+            snprintf(detail, max, "%s %d completed %u times",
+                     (i % 2) ? "get" : "put", i, calls[i]);
+            return CHECK_FAIL;
+        }
+    }
+    snprintf(detail, max, "%d operations of %zu bytes, each completed once",
+             FORCE_CLOSE_OPS, len);
+    return CHECK_PASS;
+}

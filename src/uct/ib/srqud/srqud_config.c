@@ -421,6 +421,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.tx_window      = config->tx_window;
     iface->config.rx_reorder     = config->rx_reorder;
     iface->config.rx_held_max    = config->srq_size / 2;
+    iface->config.rx_held_ep_max = ucs_max(iface->config.rx_held_max / 4,
+                                           UCT_SRQUD_SR_DUPTHRESH + 1);
     iface->config.ack_thresh     = config->ack_thresh;
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
     iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);

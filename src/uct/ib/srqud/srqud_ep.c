@@ -338,8 +338,8 @@ static void uct_srqud_ep_log_window(uct_srqud_iface_t *iface,
 }
 
 
-static void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface,
-                                    uct_srqud_ep_t *ep, ucs_status_t status)
+void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             ucs_status_t status)
 {
     if (ep->flags & UCT_SRQUD_EP_FLAG_FAILED) {
         return;
@@ -741,6 +741,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     ucs_arbiter_group_init(&self->arb_group);
     ucs_list_head_init(&self->peer.refusals);
     self->peer.refusals_count = 0;
+    self->peer.bad_tokens     = 0;
     self->peer.xfers          = 0;
     self->peer.idle_since     = 0;
     self->back_psn     = 0;

@@ -91,6 +91,14 @@ void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now);
 /* Retransmission timers and peer failure detection */
 void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now);
 
+/* The ep fails with @a status: its operations end, the user's error
+ * handler runs (a lingering ep is freed); from the user's progress only */
+void uct_srqud_ep_set_failed(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                             ucs_status_t status);
+
+/* Wrong tokens a connection takes before it ends (srqud_ep_rx.c) */
+#define UCT_SRQUD_TOKEN_GUESSES_MAX  65536
+
 ucs_arbiter_cb_result_t
 uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group,
                               ucs_arbiter_elem_t *elem, void *arg);

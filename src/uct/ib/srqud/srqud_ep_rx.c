@@ -149,15 +149,42 @@ static int uct_srqud_ep_rx_new_incarnation(uct_srqud_iface_t *iface,
 }
 
 
-/* Does the packet carry its connection's token? */
+/*
+ * Does the packet carry its connection's token? A host that forges the
+ * peer's address can only guess it: a connection takes at most
+ * UCT_SRQUD_TOKEN_GUESSES_MAX wrong ones, so that a guess succeeds with a
+ * chance below 2^-16. Beyond, it ends as a peer's reset would: a passive
+ * ep goes (its peer's next packets find no ep, and its ep times out), an
+ * active one fails (the user reconnects, with a new token). On the async
+ * thread, which must not call the user, the next wrong token in the user's
+ * progress ends it.
+ */
 static int uct_srqud_ep_rx_token_ok(uct_srqud_iface_t *iface,
-                                    const uct_srqud_ep_t *ep,
+                                    uct_srqud_ep_t *ep,
                                     const uct_srqud_neth_t *neth)
 {
     if (ucs_likely(neth->token == ep->token)) {
         return 1;
     }
     ++iface->stats.rx_bad_token;
+    if ((++ep->peer.bad_tokens < UCT_SRQUD_TOKEN_GUESSES_MAX) ||
+        (ep->flags & UCT_SRQUD_EP_FLAG_FAILED)) {
+        return 0;
+    }
+    if (uct_srqud_iface_log_allowed(iface)) {
+        ucs_diag("%s: ep %p to qpn 0x%x: %u packets with a wrong token, "
+                 "the connection ends (%lu more since the last report)",
+                 iface->md->name, ep, ep->dest_qpn, ep->peer.bad_tokens,
+                 iface->log_suppressed);
+        iface->log_suppressed = 0;
+    }
+    if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
+        ++iface->stats.token_resets;
+        uct_srqud_ep_free(ep);
+    } else if (!iface->async.active) {
+        ++iface->stats.token_resets;
+        uct_srqud_ep_set_failed(iface, ep, UCS_ERR_CONNECTION_RESET);
+    }
     return 0;
 }
 
@@ -346,8 +373,11 @@ static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                 size_t payload_len)
 {
     /* held buffers are the SRQ's: a bound keeps enough of them posted for
-     * the other peers */
-    if (iface->rx.held >= iface->config.rx_held_max) {
+     * the other peers, and one peer's gap that never fills takes at most a
+     * quarter of it */
+    if ((iface->rx.held >= iface->config.rx_held_max) ||
+        ((ep->rx.reorder != NULL) &&
+         (ep->rx.reorder->count >= iface->config.rx_held_ep_max))) {
         return 0;
     }
     if (ep->rx.reorder == NULL) {

@@ -265,8 +265,9 @@ static void uct_srqud_iface_init_state(uct_srqud_iface_t *self,
     memset(&self->stats, 0, sizeof(self->stats));
     ucs_list_head_init(&self->rma.ops);
     self->rma.next_id  = 0;
-    ucs_list_head_init(&self->passive.list);
     self->rma.next_refusal_id = 0;
+    ucs_list_head_init(&self->passive.list);
+    self->passive.count = 0;
     self->fault_rand   = ucs_get_time() | 1;
     /* random start: a process that reuses a dead one's QP number and ep
      * ids must not look like that process to its peers */

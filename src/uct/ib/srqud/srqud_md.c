@@ -103,7 +103,7 @@ static ucs_status_t uct_srqud_md_registry_add(uct_srqud_md_t *md,
     int ret;
 
     do {
-        memh->key = (uint32_t)ucs_generate_uuid((uintptr_t)memh);
+        memh->key = uct_srqud_secret32(memh);
         it        = kh_put(uct_srqud_rkeys, &md->rkeys, memh->key, &ret);
         if (ret == UCS_KH_PUT_FAILED) {
             return UCS_ERR_NO_MEMORY;

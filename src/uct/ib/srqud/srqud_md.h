@@ -21,6 +21,8 @@
 #include <ucs/datastruct/khash.h>
 #include <infiniband/verbs.h>
 #include <pthread.h>
+#include <sys/random.h>
+#include <ucs/sys/sys.h>
 
 
 /* Told of an SRQ's async events (srqud_rx.c's LIMIT refill) */
@@ -165,6 +167,19 @@ void uct_srqud_md_region_leave(uct_srqud_md_t *md);
 ucs_status_t uct_srqud_md_remote_copy(uct_srqud_md_t *md, uint32_t rkey,
                                       uint64_t address, void *buf,
                                       size_t length, unsigned access);
+
+
+/* 32 bits other hosts cannot predict (connection tokens, zero-copy Q_Keys):
+ * the kernel's random numbers, or UCX's mix of time, pid and @a salt */
+static inline uint32_t uct_srqud_secret32(const void *salt)
+{
+    uint32_t secret;
+
+    if (getrandom(&secret, sizeof(secret), GRND_NONBLOCK) != sizeof(secret)) {
+        secret = (uint32_t)ucs_generate_uuid((uintptr_t)salt);
+    }
+    return secret;
+}
 
 
 static UCS_F_ALWAYS_INLINE uint32_t uct_srqud_memh_lkey(uct_mem_h memh)

@@ -93,6 +93,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long zcopy_refused;      /* zero-copy requests and answers
                                          refused: outside the transfer, over
                                          a bound, or out of turn */
+    unsigned long token_resets;       /* connections ended after
+                                         UCT_SRQUD_TOKEN_GUESSES_MAX wrong
+                                         tokens */
     unsigned long rx_no_handler;      /* AMs to an id without a handler:
                                          dropped */
     unsigned long peer_status_invalid;/* status codes from a peer that are

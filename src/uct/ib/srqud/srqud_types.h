@@ -34,7 +34,6 @@
 #include <ucs/sys/sys.h>
 #include <infiniband/verbs.h>
 #include <string.h>
-#include <sys/random.h>
 
 
 /* How many completions are stashed when event_arm finds some that arrived
@@ -310,6 +309,7 @@ struct uct_srqud_iface {
         unsigned             tx_window;
         unsigned             rx_reorder;  /* span an ep may hold */
         unsigned             rx_held_max; /* held by all eps at most */
+        unsigned             rx_held_ep_max; /* ... by one */
         unsigned             ack_thresh;
         ucs_time_t           ack_delay;
         int                  back_ack;     /* acks ride on replies (RoCE) */
@@ -557,6 +557,7 @@ typedef struct uct_srqud_ep {
                                               oldest first */
         unsigned             refusals_count;
         unsigned             xfers;        /* zero-copy transfers it serves */
+        unsigned             bad_tokens;   /* packets with a wrong token */
     } peer;
 } uct_srqud_ep_t;
 
@@ -611,19 +612,6 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_leave(uct_srqud_iface_t *iface)
         (_ret) = (_call); \
         uct_srqud_leave(_iface); \
     } while (0)
-
-
-/* 32 bits other hosts cannot predict (connection tokens, zero-copy Q_Keys):
- * the kernel's random numbers, or UCX's mix of time, pid and @a salt */
-static inline uint32_t uct_srqud_secret32(const void *salt)
-{
-    uint32_t secret;
-
-    if (getrandom(&secret, sizeof(secret), GRND_NONBLOCK) != sizeof(secret)) {
-        secret = (uint32_t)ucs_generate_uuid((uintptr_t)salt);
-    }
-    return secret;
-}
 
 
 /* The route of a control packet that has a handler for this side, or NULL;
