@@ -45,6 +45,6 @@ fi
 echo "== $NAME: make (about 2 min the first time)"
 make -j"${JOBS:-2}" -C src/uct/ib/srqud > make.out 2>&1 &&
     make -j"${JOBS:-2}" -C test/gtest srqud_vm_test >> make.out 2>&1 &&
-    make -j"${JOBS:-2}" -C test/ucp >> make.out 2>&1 ||
+    make -j"${JOBS:-2}" -C test/ucp srqud_ucp_check >> make.out 2>&1 ||
     { tail -30 make.out; exit 1; }
 echo "== $NAME: done: $DIR/test/gtest/srqud_vm_test, $DIR/test/ucp/srqud_ucp_check"

@@ -676,7 +676,7 @@ int check_force_close(side_t *s, int mode, char *detail, size_t max)
     const size_t len = (opt.largest < (4ul << 20)) ? opt.largest : (4ul << 20);
     unsigned calls[FORCE_CLOSE_OPS] = {0};
     ucp_request_param_t param = {0};
-    void *req, *bufs[FORCE_CLOSE_OPS];
+    void *req, *bufs[FORCE_CLOSE_OPS], *reqs[FORCE_CLOSE_OPS];
     ucp_rkey_h rkey;
     uint64_t base;
     region_t r;
@@ -709,9 +709,9 @@ int check_force_close(side_t *s, int mode, char *detail, size_t max)
               ucp_put_nbx(s->ep, bufs[i], len, base + i * len, rkey, &param);
         if (!UCS_PTR_IS_PTR(req)) {
             ++calls[i];          /* done at once, or failed at once */
-        } else {
-            ucp_request_free(req); /* its callback still runs */
+            req = NULL;
         }
+        reqs[i] = req;
     }
 
     /* some of the transfers under way (whether they are depends on the
@@ -730,12 +730,24 @@ int check_force_close(side_t *s, int mode, char *detail, size_t max)
     }
     ucp_rkey_destroy(rkey);
 
-    /* late chunk completions and answers find nothing of the ep */
+    /* late chunk completions and answers find nothing of the ep; every
+     * request completes (UCP's force close cancels what was not done) */
     end = now_sec() + 1.0;
     while (now_sec() < end) {
         ucp_worker_progress(s->worker);
     }
     oob_send_u64(s, 1);
+    for (i = 0; i < FORCE_CLOSE_OPS; ++i) {
+        if (reqs[i] == NULL) {
+            continue;
+        }
+        if (ucp_request_check_status(reqs[i]) == UCS_INPROGRESS) {
+            snprintf(detail, max, "%s %d still in progress after the close",
+                     (i % 2) ? "get" : "put", i);
+            return CHECK_FAIL;
+        }
+        ucp_request_free(reqs[i]);
+    }
 
     for (i = 0; i < FORCE_CLOSE_OPS; ++i) {
         if (calls[i] != 1) {
