@@ -28,7 +28,7 @@
 # --quick (CI): clean, loss 1 %, reorder, corrupt, a 16 Mbit/s rate limit,
 # link down 2 s, link down longer than UCX_SRQUD_TIMEOUT, peer killed
 # mid-rendezvous, the peer's device removed and added again, malformed
-# packets; srqud only, MPI in the loss 1 % scenario only. Without it every scenario, the
+# packets, a minute's flood beside good traffic; srqud only, MPI in the loss 1 % scenario only. Without it every scenario, the
 # anchors, MPICH and 2 ranks per host, the UCG Allgather tests and LAMMPS
 # (the scenario name "mpi" selects those MPI runs alone).
 # Prints "RESULT wire_<scenario> PASS|FAIL" per scenario and a table; logs
@@ -51,8 +51,8 @@ while [ $# -gt 0 ]; do
     *)       break ;;
     esac
 done
-ALL="clean loss0.1 loss1 loss5 reorder dup corrupt jitter tbf linkflap linkdead peerkill readd malformed"
-QUICK_SET="clean loss1 reorder corrupt tbf linkflap linkdead peerkill readd malformed"
+ALL="clean loss0.1 loss1 loss5 reorder dup corrupt jitter tbf linkflap linkdead peerkill readd malformed flood"
+QUICK_SET="clean loss1 reorder corrupt tbf linkflap linkdead peerkill readd malformed flood"
 if [ $# -gt 0 ]; then
     SCENARIOS="$*"
 elif [ $QUICK = 1 ]; then
@@ -159,6 +159,16 @@ traffic() {   # traffic SCENARIO LOG
         SRQUD_TEST_DEVICE=rxeA:1 SRQUD_TEST_INJECT_DEVICE=rxeB:1 timeout 300 \
             "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" --gtest_color=no \
             --gtest_filter='srqud_robust.malformed*' >> "$log" 2>&1 ;;
+    flood)
+        # host B floods an interface on host A for 60 s (forged connection
+        # requests, refused puts, wrong tokens, new incarnations) while a
+        # sender on B sends it checksummed AMs
+        # (srqud_flood.good_traffic_beside_a_flood: the traffic intact,
+        # every attack counted, what it holds within the settings)
+        SRQUD_TEST_DEVICE=rxeA:1 SRQUD_TEST_INJECT_DEVICE=rxeB:1 \
+        SRQUD_FLOOD_SECONDS=60 timeout 300 \
+            "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" --gtest_color=no \
+            --gtest_filter='srqud_flood.*' >> "$log" 2>&1 ;;
     *)
         # shellcheck disable=SC2086
         ucp srqud "$log" -T 300 $UCP_TRAFFIC ;;
@@ -203,12 +213,13 @@ proof() {
     PROOF="tx $tx pkts, qdisc drops $drops, srqud resent $rexmit, dups $dups, held $held, qp_resets $(echo "$c" | cut -d, -f4)"
     # 4 MiB each way at most 4 KiB a packet (rxe MTU 1024 on the veth: 4x
     # that): the data crossed the wire
-    case $s in peerkill|linkdead|readd|malformed) ;; *)
+    case $s in peerkill|linkdead|readd|malformed|flood) ;; *)
         [ "$tx" -ge $((2 * MIB4 / 4096)) ] || { PROOF+=" (too few packets crossed)"; return 1; } ;;
     esac
     case $s in
     # the injected packets came over the wire, from B
     malformed) [ "$tx" -ge 9 ] ;;
+    flood)   [ "$tx" -ge 20000 ] ;;
     loss*)   [ "$drops" -gt 0 ] && [ "$rexmit" -gt 0 ] ;;
     # rxe's ICRC check drops a corrupted packet: a gap that later packets
     # wait behind (resends alone prove nothing: the 20 ms RTO floor makes
@@ -290,7 +301,7 @@ scenario() {
 # scenarios whose fault is an action on the processes or the link: no MPI
 # run and no anchors (the anchors' own timeouts are minutes)
 action_only() {
-    case $1 in linkflap|linkdead|peerkill|readd|malformed) echo yes ;; esac
+    case $1 in linkflap|linkdead|peerkill|readd|malformed|flood) echo yes ;; esac
 }
 
 echo "== the wire: $($WIRE status | grep -E '^rxe' | tr '\n' ' ')"

@@ -242,10 +242,15 @@ ucs_status_t uct_ctx::init_worker(const uct_ctx &owner)
 
 ucs_status_t uct_ctx::init()
 {
+    return init(test_device());
+}
+
+
+ucs_status_t uct_ctx::init(const std::string &want)
+{
     uct_component_h *components;
     unsigned num_components;
     ucs_status_t status;
-    std::string want = test_device();
 
     dev_name = want;
     md_name  = want.substr(0, want.find(':'));

@@ -141,6 +141,8 @@ public:
     ~uct_ctx();
 
     ucs_status_t init();   /* finds srqud and opens the md of test_device() */
+    /* ... of @a dev (e.g. rxe0:1), another host's device on the wire */
+    ucs_status_t init(const std::string &dev);
     /* its own async context and worker, on the md of @a owner (which must
      * outlive it): another UCP worker of the same process, as a thread
      * of an MPI+threads code has */
