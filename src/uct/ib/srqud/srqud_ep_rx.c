@@ -415,6 +415,21 @@ static void uct_srqud_ep_rx_request(uct_srqud_iface_t *iface,
 }
 
 
+/* The common packet of a passive ep, which both the fast path of
+ * uct_srqud_ep_rx_packet and uct_srqud_ep_rx_passive accept at once: a
+ * reliable AM (maybe asking for an ack), the next one expected, nothing
+ * held ahead of a gap, in the user's progress (the async thread queues) */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_rx_next_am(const uct_srqud_iface_t *iface,
+                        const uct_srqud_ep_t *ep, const uct_srqud_neth_t *neth)
+{
+    return ((neth->flags & ~UCT_SRQUD_PACKET_FLAG_ACK_REQ) ==
+            (UCT_SRQUD_PACKET_FLAG_AM | UCT_SRQUD_PACKET_FLAG_REL)) &&
+           (neth->psn == ep->rx.expected) && (ep->rx.reorder == NULL) &&
+           !iface->async.active;
+}
+
+
 /* The next expected packet of a passive ep: acknowledge and hand it on */
 static UCS_F_ALWAYS_INLINE void
 uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
@@ -463,6 +478,11 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
                                     size_t payload_len)
 {
     uct_srqud_rx_verdict_t verdict;
+
+    if (uct_srqud_ep_rx_next_am(iface, ep, neth)) {
+        uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
+        return;
+    }
 
     if ((neth->flags & UCT_SRQUD_PACKET_FLAG_CTL) &&
         (neth->ctl == UCT_SRQUD_CTL_ACK) &&
@@ -571,14 +591,9 @@ void uct_srqud_ep_rx_packet(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *des
     }
 
     if (ep->flags & UCT_SRQUD_EP_FLAG_PASSIVE) {
-        /* The common packet: a reliable AM, the next one expected, nothing
-         * held, nothing carried back, in the user's progress. What
-         * uct_srqud_ep_rx_passive would find for it, without its other
-         * cases' tests. */
-        if (ucs_likely(((neth->flags & ~UCT_SRQUD_PACKET_FLAG_ACK_REQ) ==
-                        (UCT_SRQUD_PACKET_FLAG_AM | UCT_SRQUD_PACKET_FLAG_REL)) &&
-                       (neth->psn == ep->rx.expected) &&
-                       (ep->rx.reorder == NULL) && !iface->async.active)) {
+        /* The common packet, which carries no ack back: accepted without
+         * uct_srqud_ep_rx_passive's other cases' tests */
+        if (ucs_likely(uct_srqud_ep_rx_next_am(iface, ep, neth))) {
             uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
             return;
         }

@@ -394,8 +394,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
      * wait for the next ones and share a doorbell with them. A send into
      * an idle queue goes at once, so that a lone message (a ping-pong's)
      * waits for nothing. */
-    batched = (iface->config.tx_batch > 1) &&
-              ((iface->tx.batch_count > 0) || uct_srqud_tx_busy(iface));
+    batched = uct_srqud_tx_batches(iface);
 
     /* A completion is requested for a packet the HCA reads from our memory
      * after the post, for a batched send (its descriptor holds the packet
@@ -411,7 +410,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
      * interface that only acknowledges has none. */
     signaled = batched || (desc == NULL) ||
                !(wr->send_flags & IBV_SEND_INLINE) ||
-               (iface->tx.unsignaled + 2 > iface->config.tx_cq_moderation);
+               uct_srqud_tx_completion_due(iface);
     if (signaled) {
         wr->send_flags |= IBV_SEND_SIGNALED;
     } else {
@@ -473,8 +472,8 @@ uct_srqud_tx_lone_inline(const uct_srqud_iface_t *iface,
                          const uct_srqud_send_desc_t *desc)
 {
     return (desc->num_zsge == 0) && (desc->length <= iface->config.max_inline) &&
-           (iface->tx.batch_count == 0) && !uct_srqud_tx_busy(iface) &&
-           (iface->tx.unsignaled + 2 <= iface->config.tx_cq_moderation) &&
+           !uct_srqud_tx_batches(iface) &&
+           !uct_srqud_tx_completion_due(iface) &&
            !iface->tx.qp_error && !iface->config.fault_tx;
 }
 
