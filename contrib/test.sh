@@ -178,6 +178,9 @@ unit_tests() {
     return $rc
 }
 step host_unit_tests unit_tests
+# calls go down the layers of contrib/layers.txt, no circle, and the
+# picture and table in docs/design.md are the code's
+step host_layers /usr/bin/python3 "$ROOT/contrib/layers.py"
 # the benchmarks' models (pure logic): mlx5's uUAR accounting against the
 # paper's figures (contrib/bench/threads_model.py)
 step host_model_uuar /usr/bin/python3 "$ROOT/contrib/bench/threads_model.py" --check

@@ -1,5 +1,8 @@
 /**
  * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * The settings' table (UCX_SRQUD_*), their range checks at interface open
+ * and the values applied to iface->config.
  */
 
 #ifdef HAVE_CONFIG_H

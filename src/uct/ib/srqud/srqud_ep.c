@@ -17,7 +17,6 @@
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
 #include "srqud_dev.h"
-#include "srqud_proto.h"
 #include "srqud_rx.h"
 
 #include <ucs/datastruct/mpool.inl>

@@ -13,7 +13,6 @@
 
 #include "srqud_ep_tx.h"
 #include "srqud_ep_flush.h"
-#include "srqud_proto.h"
 
 #include <ucs/debug/log.h>
 

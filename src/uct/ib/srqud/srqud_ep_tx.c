@@ -12,7 +12,6 @@
 #endif
 
 #include "srqud_ep_tx.h"
-#include "srqud_ep.h"
 #include "srqud_rel.h"
 #include "srqud_tx.h"
 

@@ -8,6 +8,7 @@
 
 #include "srqud_proto.h"
 #include "srqud_rma.h"
+#include "srqud_rma_refusal.h"
 #include "srqud_zcopy.h"
 
 

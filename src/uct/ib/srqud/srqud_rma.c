@@ -9,6 +9,7 @@
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
 #include "srqud_rma.h"
+#include "srqud_rma_refusal.h"
 #include "srqud_zcopy.h"
 #include "srqud_tx.h"
 

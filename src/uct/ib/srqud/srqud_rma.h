@@ -80,22 +80,6 @@ void uct_srqud_rma_rx_get(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 void uct_srqud_rma_rx_reply(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                             const void *payload, size_t length);
 
-/* Refused puts (srqud_rma_refusal.c). The passive side: a put it refused
- * (holds the ep's acks until the initiator has the refusal); the ack an ep
- * with held acks owes; the initiator's RMA_SEEN; the ep's refusals dropped
- * (new incarnation, ep gone). */
-void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                               uint32_t op_id, ucs_status_t status);
-
-ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
-                                        uct_srqud_ep_t *ep);
-
-void uct_srqud_rma_rx_seen(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                           const void *payload, size_t length);
-
-void uct_srqud_rma_refusal_release(uct_srqud_iface_t *iface,
-                                   uct_srqud_ep_t *ep);
-
 /* The initiator (srqud_rma.c): a peer's RMA_REFUSE, which fails the put
  * still sending or the flush that reports it, answered by RMA_SEEN */
 void uct_srqud_rma_rx_refuse(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,

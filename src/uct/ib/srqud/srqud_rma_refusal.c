@@ -34,7 +34,7 @@
 #  include "config.h"
 #endif
 
-#include "srqud_rma.h"
+#include "srqud_rma_refusal.h"
 #include "srqud_ep.h"
 #include "srqud_ep_tx.h"
 #include "srqud_rel.h"
