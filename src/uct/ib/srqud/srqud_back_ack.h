@@ -10,7 +10,7 @@
 #ifndef UCT_SRQUD_BACK_ACK_H_
 #define UCT_SRQUD_BACK_ACK_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 /* Owing passive eps looked at per send: a peer that replies is normally

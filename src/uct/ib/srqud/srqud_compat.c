@@ -11,7 +11,7 @@
 
 #include "srqud_compat.h"
 #include "srqud_dev.h"
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 #include <ucs/type/param.h>
 #include <stdarg.h>

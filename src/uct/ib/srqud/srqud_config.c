@@ -11,7 +11,7 @@
 
 #include "srqud_config.h"
 #include "srqud_compat.h"
-#include "srqud_types.h"
+#include "srqud_iface.h"
 
 #include <ucs/sys/string.h>
 

@@ -13,7 +13,7 @@
 #ifndef UCT_SRQUD_DEV_H_
 #define UCT_SRQUD_DEV_H_
 
-#include "srqud_types.h"
+#include "srqud_iface.h"
 
 
 /* The port of "<device>:<port>": active, its link layer, LID and MTU */

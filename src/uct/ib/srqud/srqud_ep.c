@@ -16,6 +16,7 @@
 #include "srqud_tx.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
+#include "srqud_ep_flush.h"
 #include "srqud_dev.h"
 #include "srqud_rx.h"
 
@@ -779,7 +780,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     iface->proto->ep_cleanup(iface, self, UCS_ERR_CANCELED);
     iface->proto->ep_release(iface, self);
     uct_srqud_rx_purge_ep(iface, self);
-    uct_srqud_rx_reorder_release(iface, self);
+    uct_srqud_rx_reorder_release(iface, &self->rx.reorder);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }

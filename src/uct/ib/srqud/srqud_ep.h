@@ -14,7 +14,138 @@
 #ifndef UCT_SRQUD_EP_H_
 #define UCT_SRQUD_EP_H_
 
-#include "srqud_ep_flush.h"
+#include "srqud_iface.h"
+
+
+enum {
+    UCT_SRQUD_EP_FLAG_PASSIVE    = UCS_BIT(0), /* created for a remote sender */
+    UCT_SRQUD_EP_FLAG_CREQ_SENT  = UCS_BIT(1),
+    UCT_SRQUD_EP_FLAG_CONNECTED  = UCS_BIT(2), /* knows the remote ep id */
+    UCT_SRQUD_EP_FLAG_FAILED     = UCS_BIT(3),
+    UCT_SRQUD_EP_FLAG_ACK_QUEUED = UCS_BIT(4), /* in iface->rx.ack_list */
+    UCT_SRQUD_EP_FLAG_ACTIVE     = UCS_BIT(5), /* in iface->tx.active_list */
+    UCT_SRQUD_EP_FLAG_CREP_DUE   = UCS_BIT(6), /* passive: CREP not yet sent */
+    UCT_SRQUD_EP_FLAG_ACK_NOW    = UCS_BIT(7), /* the queued ack may not wait */
+    UCT_SRQUD_EP_FLAG_LINGER     = UCS_BIT(8), /* destroyed by the user, kept
+                                                  until its data is acked */
+    UCT_SRQUD_EP_FLAG_CONN_SN    = UCS_BIT(9), /* passive: conn_sn is known */
+    UCT_SRQUD_EP_FLAG_IN_PENDING = UCS_BIT(10),/* one of its pending requests
+                                                 is being dispatched */
+    UCT_SRQUD_EP_FLAG_FENCED     = UCS_BIT(11),/* a fence waits for ops */
+    UCT_SRQUD_EP_FLAG_GAP        = UCS_BIT(12),/* passive: a packet arrived
+                                                  ahead of a gap since the
+                                                  last ack (goes as NACK) */
+    UCT_SRQUD_EP_FLAG_REORDERS   = UCS_BIT(13),/* its path was seen to reorder:
+                                                 RACK's window applies */
+    UCT_SRQUD_EP_FLAG_ACK_HELD   = UCS_BIT(14),/* passive: acks reach at most
+                                                 rx.ack_limit, but with a
+                                                 refused put's answer */
+    UCT_SRQUD_EP_FLAG_BACK_DUE   = UCS_BIT(15),/* active: the async thread
+                                                 kept an ack that came back
+                                                 (back_psn) for the user's
+                                                 progress */
+    UCT_SRQUD_EP_FLAG_HEARD      = UCS_BIT(16),/* passive: a packet came since
+                                                 the reaper last looked */
+    UCT_SRQUD_EP_FLAG_ESTABLISHED = UCS_BIT(17) /* passive: heard more than
+                                                  its CREQ */
+};
+
+
+/* Flush waiting for the acknowledgement of a psn (and for the ep's RMA
+ * operations) */
+typedef struct uct_srqud_ep_flush {
+    ucs_queue_elem_t         queue;
+    uct_srqud_psn_t          psn;
+    uint8_t                  wait_ops;  /* posted while operations ran: their
+                                           later packets count too */
+    uint8_t                  kind;      /* UCT_SRQUD_FLUSH_xx */
+    uint32_t                 op_id;     /* FLUSH_OP: the copy-path put */
+    ucs_status_t             status;    /* a refused put it reports */
+    uct_completion_t         *comp;     /* NULL: an op without completion */
+} uct_srqud_ep_flush_t;
+
+
+/* What a queued flush completes, and so which refused puts it reports */
+enum {
+    UCT_SRQUD_FLUSH_USER,   /* uct_ep_flush / uct_iface_flush: the refused
+                               put_short/bcopy sent before it */
+    UCT_SRQUD_FLUSH_OP,     /* a copy-path put, all sent: its own refusal */
+    UCT_SRQUD_FLUSH_CHECK   /* uct_ep_check: none */
+};
+
+
+typedef struct uct_srqud_ep {
+    uct_base_ep_t            super;
+    struct ibv_ah            *ah;
+    uct_srqud_ah_entry_t     *ah_entry;    /* the cache's, for ah */
+    uint32_t                 dest_qpn;
+    uint32_t                 ep_id;        /* index in iface->eps */
+    uint32_t                 dest_ep_id;   /* remote id, or EP_ID_NONE */
+    /* Incarnation: an active ep's number, sent in its CREQ; a passive ep
+     * keeps its peer's. An ep id is reused after its ep is gone, so a CREQ
+     * with another number from the same (address, ep id) starts over. */
+    uint32_t                 conn_sn;
+    uint32_t                 token;        /* neth.token of the connection */
+    uint32_t                 flags;        /* UCT_SRQUD_EP_FLAG_xx */
+    ucs_status_t             fail_status;  /* with FLAG_FAILED */
+    ucs_status_t             rma_status;   /* a refused put sent after the
+                                              last flush, for the next */
+    uct_srqud_psn_t          back_psn;     /* active, with FLAG_BACK_DUE: an
+                                              ack that came back */
+    uct_srqud_psn_t          ack_seen;     /* active: the newest cumulative
+                                              ack received, applied or still
+                                              queued by the async thread;
+                                              never behind tx.acked */
+    uint32_t                 ops;          /* RMA / zero-copy operations in
+                                              progress (flush waits) */
+    uint32_t                 flushes_wait_ops; /* flushes with wait_ops */
+    uint32_t                 rma_refusal_id; /* the last RMA_REFUSE taken
+                                                (repeats are ignored) */
+    struct {
+        uct_srqud_psn_t      next;         /* psn of the next packet */
+        uct_srqud_psn_t      acked;        /* last acknowledged psn */
+        uint16_t             cwnd;         /* congestion window, packets
+                                              (srqud_sr.h); the send window
+                                              on a clean path */
+        uint16_t             ssthresh;
+        ucs_queue_head_t     window;       /* unacknowledged descs, psn order */
+        ucs_queue_head_t     flushes;      /* uct_srqud_ep_flush_t */
+        ucs_time_t           progress_time;/* last new ack (or first send) */
+        ucs_time_t           resend_time;  /* last timeout or new ack */
+        ucs_time_t           rto;          /* current retransmission timeout */
+        uct_srqud_rtt_t      rtt;          /* measured round trips */
+        ucs_list_link_t      active_list;  /* in iface->tx.active_list */
+    } tx;
+    struct {
+        uct_srqud_psn_t      expected;     /* next psn to deliver */
+        uct_srqud_psn_t      ack_limit;    /* with FLAG_ACK_HELD */
+        unsigned             unacked;      /* delivered since the last ack */
+        uct_srqud_reorder_t  *reorder;     /* packets held ahead of a gap */
+        ucs_time_t           ack_time;     /* when the owed ack was queued */
+        ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
+    } rx;
+    ucs_arbiter_group_t      arb_group;    /* pending requests */
+    uct_srqud_peer_key_t     peer_key;     /* passive: key in iface->peers */
+    /* passive: what its peer makes this side hold, and its place in the
+     * reaper's round */
+    struct {
+        ucs_list_link_t      list;         /* in iface->passive.list */
+        ucs_time_t           idle_since;   /* heard nothing since, at least */
+        ucs_list_link_t      refusals;     /* uct_srqud_rma_refusal_rec_t,
+                                              oldest first */
+        unsigned             refusals_count;
+        unsigned             xfers;        /* zero-copy transfers it serves */
+        unsigned             bad_tokens;   /* packets with a wrong token */
+    } peer;
+} uct_srqud_ep_t;
+
+
+/* The interface of an endpoint */
+static UCS_F_ALWAYS_INLINE uct_srqud_iface_t*
+uct_srqud_ep_iface(uct_srqud_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_srqud_iface_t);
+}
 
 
 UCS_CLASS_DECLARE_NEW_FUNC(uct_srqud_ep_t, uct_ep_t, const uct_ep_params_t*);

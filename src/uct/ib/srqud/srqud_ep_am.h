@@ -7,7 +7,7 @@
 #ifndef UCT_SRQUD_EP_AM_H_
 #define UCT_SRQUD_EP_AM_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 ucs_status_t uct_srqud_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,

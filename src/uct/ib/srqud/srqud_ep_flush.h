@@ -10,7 +10,7 @@
 #ifndef UCT_SRQUD_EP_FLUSH_H_
 #define UCT_SRQUD_EP_FLUSH_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 #include <ucs/datastruct/mpool.inl>
 

@@ -7,7 +7,7 @@
 #ifndef UCT_SRQUD_EP_RX_H_
 #define UCT_SRQUD_EP_RX_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 /* A checked packet for this interface */

@@ -10,7 +10,7 @@
 
 #include "srqud_rel.h"
 #include "srqud_tx.h"
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 /* A filled reliable packet: into the window, and sent */

@@ -15,9 +15,10 @@
 
 #include "srqud_compat.h"
 #include "srqud_ep_am.h"
-#include "srqud_types.h"
+#include "srqud_iface.h"
 #include "srqud_dev.h"
 #include "srqud_ep.h"
+#include "srqud_ep_flush.h"
 #include "srqud_progress.h"
 #include "srqud_proto.h"
 #include "srqud_rma.h"

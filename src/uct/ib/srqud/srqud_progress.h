@@ -13,7 +13,7 @@
 #ifndef UCT_SRQUD_PROGRESS_H_
 #define UCT_SRQUD_PROGRESS_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 /* The async timer, and the completion channel's handler if the user gave

@@ -13,7 +13,7 @@
 #define UCT_SRQUD_PROTO_H_
 
 #include "srqud_zcopy.h"
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 extern const uct_srqud_proto_t uct_srqud_proto;

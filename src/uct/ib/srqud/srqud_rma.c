@@ -6,6 +6,7 @@
 #  include "config.h"
 #endif
 
+#include "srqud_ep_flush.h"
 #include "srqud_ep_tx.h"
 #include "srqud_ep.h"
 #include "srqud_rma.h"

@@ -21,7 +21,7 @@
 #ifndef UCT_SRQUD_RMA_H_
 #define UCT_SRQUD_RMA_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 /* An operation on the copy path */

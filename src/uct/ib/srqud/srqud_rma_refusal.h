@@ -10,7 +10,7 @@
 #ifndef UCT_SRQUD_RMA_REFUSAL_H_
 #define UCT_SRQUD_RMA_REFUSAL_H_
 
-#include "srqud_types.h"
+#include "srqud_ep.h"
 
 
 void uct_srqud_rma_refusal_add(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,

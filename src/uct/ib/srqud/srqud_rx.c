@@ -275,14 +275,14 @@ static void uct_srqud_rx_unhold(void *pkt, void *arg)
 }
 
 
-/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
- * of its peer starts over; the ep goes away) */
+/* Give up the packets a passive ep holds ahead of a gap (the ep goes
+ * away) */
 void uct_srqud_rx_reorder_release(uct_srqud_iface_t *iface,
-                                  uct_srqud_ep_t *ep)
+                                  uct_srqud_reorder_t **reorder_p)
 {
-    if (ep->rx.reorder != NULL) {
-        uct_srqud_reorder_drain(ep->rx.reorder, uct_srqud_rx_unhold, iface);
-        ucs_free(ep->rx.reorder);
-        ep->rx.reorder = NULL;
+    if (*reorder_p != NULL) {
+        uct_srqud_reorder_drain(*reorder_p, uct_srqud_rx_unhold, iface);
+        ucs_free(*reorder_p);
+        *reorder_p = NULL;
     }
 }

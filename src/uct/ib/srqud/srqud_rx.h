@@ -10,7 +10,7 @@
 #define UCT_SRQUD_RX_H_
 
 #include "srqud_rxpool.h"
-#include "srqud_types.h"
+#include "srqud_iface.h"
 
 #include <uct/base/uct_iface.h>
 #include <ucs/debug/log.h>
@@ -48,10 +48,10 @@ void uct_srqud_rx_cache_half(uct_srqud_iface_t *iface);
 /* Drop the packets the async thread queued for an ep that goes away */
 void uct_srqud_rx_purge_ep(uct_srqud_iface_t *iface, const void *ep);
 
-/* Give up the packets a passive ep holds ahead of a gap (a new incarnation
- * of its peer starts over; the ep goes away) */
+/* Give up the packets a passive ep holds ahead of a gap (the ep goes
+ * away) */
 void uct_srqud_rx_reorder_release(uct_srqud_iface_t *iface,
-                                  uct_srqud_ep_t *ep);
+                                  uct_srqud_reorder_t **reorder_p);
 
 
 /* The GRH, where the receive's scatter entry starts */

@@ -12,7 +12,7 @@
 #ifndef UCT_SRQUD_TX_H_
 #define UCT_SRQUD_TX_H_
 
-#include "srqud_types.h"
+#include "srqud_iface.h"
 
 
 ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,

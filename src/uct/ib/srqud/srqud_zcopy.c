@@ -11,6 +11,7 @@
 #  include "config.h"
 #endif
 
+#include "srqud_ep_flush.h"
 #include "srqud_ep_tx.h"
 #include "srqud_zcopy.h"
 #include "srqud_ep.h"

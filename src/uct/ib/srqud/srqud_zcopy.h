@@ -38,7 +38,7 @@
 #define UCT_SRQUD_ZCOPY_H_
 
 #include "srqud_chunk.h"
-#include "srqud_types.h"
+#include "srqud_ep.h"
 #include "srqud_zengine.h"
 
 

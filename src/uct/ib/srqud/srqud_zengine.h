@@ -17,7 +17,7 @@
 #ifndef UCT_SRQUD_ZENGINE_H_
 #define UCT_SRQUD_ZENGINE_H_
 
-#include "srqud_types.h"
+#include "srqud_iface.h"
 
 
 /* The send QP, the pool and the scratch buffer (nothing with ZCOPY_QPS=0) */
