@@ -216,9 +216,10 @@ ucs_config_field_t uct_srqud_config_table[] = {
      UCS_CONFIG_TYPE_UINT},
 
     {"ZCOPY_PEER_JOBS", "16",
-     "Zero-copy transfers one peer may have this side serve at once (reads\n"
-     "of its gets, receives of its puts); beyond, its requests take the copy\n"
-     "path. Bounds what one peer makes this side hold.",
+     "Zero-copy transfers one peer connection may have this side serve at\n"
+     "once (reads of its gets, receives of its puts), all peers together 16\n"
+     "times that; beyond, requests take the copy path. Bounds what peers make\n"
+     "this side hold.",
      ucs_offsetof(uct_srqud_iface_config_t, zcopy_peer_jobs),
      UCS_CONFIG_TYPE_UINT},
 

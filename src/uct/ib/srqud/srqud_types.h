@@ -191,6 +191,7 @@ typedef struct uct_srqud_zcopy {
     struct ibv_mr            *scratch_mr;
     /* transfers (srqud_zcopy.c) */
     ucs_list_link_t          xfers;
+    unsigned                 served;      /* of them, peers' (served here) */
     uint32_t                 next_id;
     uint32_t                 chunk;       /* path MTU */
     unsigned                 max_ranges;  /* per control packet */

@@ -33,6 +33,7 @@ ucs_status_t uct_srqud_zcopy_init(uct_srqud_iface_t *iface)
                                   sizeof(uct_srqud_zhdr_t)) /
                                  sizeof(uct_srqud_zrange_t));
     z->next_id    = 1;
+    z->served     = 0;
     ucs_list_head_init(&z->xfers);
     return uct_srqud_zengine_init(iface);
 }
@@ -74,6 +75,7 @@ uct_srqud_zcopy_xfer_new(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     ucs_list_add_tail(&iface->zcopy.xfers, &xfer->list);
     if (uct_srqud_zcopy_serves_peer(xfer)) {
         ++ep->peer.xfers;
+        ++iface->zcopy.served;
     }
     return xfer;
 }
@@ -112,8 +114,11 @@ void uct_srqud_zcopy_xfer_free(uct_srqud_iface_t *iface,
     }
     ucs_free(xfer->job.list);
     ucs_list_del(&xfer->list);
-    if ((xfer->ep != NULL) && uct_srqud_zcopy_serves_peer(xfer)) {
-        --xfer->ep->peer.xfers;
+    if (uct_srqud_zcopy_serves_peer(xfer)) {
+        --iface->zcopy.served;
+        if (xfer->ep != NULL) {
+            --xfer->ep->peer.xfers;
+        }
     }
     ucs_free(xfer);
 }

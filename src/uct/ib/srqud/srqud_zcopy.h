@@ -145,7 +145,19 @@ void uct_srqud_zcopy_get_fallback(uct_srqud_iface_t *iface,
 
 
 /* Transfers this side serves for a peer (counted per ep: a peer's share is
- * UCX_SRQUD_ZCOPY_PEER_JOBS) */
+ * UCX_SRQUD_ZCOPY_PEER_JOBS; all peers' together at most 16 shares, since
+ * one host may open many connections) */
+#define UCT_SRQUD_ZCOPY_SERVED_SHARES 16
+
+static inline int uct_srqud_zcopy_may_serve(const uct_srqud_iface_t *iface,
+                                            const uct_srqud_ep_t *ep)
+{
+    return (ep->peer.xfers < iface->config.zcopy_peer_jobs) &&
+           (iface->zcopy.served < UCT_SRQUD_ZCOPY_SERVED_SHARES *
+                                  iface->config.zcopy_peer_jobs);
+}
+
+
 static inline int uct_srqud_zcopy_serves_peer(const uct_srqud_xfer_t *xfer)
 {
     return (xfer->type == UCT_SRQUD_XFER_GET_SOURCE) ||

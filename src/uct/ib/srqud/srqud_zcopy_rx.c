@@ -146,7 +146,7 @@ void uct_srqud_zcopy_rx_zget(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     }
 
     uct_srqud_zcopy_rx_supersede(iface, ep, hdr);
-    if (ep->peer.xfers >= iface->config.zcopy_peer_jobs) {
+    if (!uct_srqud_zcopy_may_serve(iface, ep)) {
         /* a peer's reads beyond its share: it takes the copy path */
         ucs_free(list);
         status = UCS_ERR_BUSY;
@@ -263,7 +263,7 @@ void uct_srqud_zcopy_rx_zput(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         status = UCS_ERR_INVALID_PARAM;
         goto err;
     }
-    if (ep->peer.xfers >= iface->config.zcopy_peer_jobs) {
+    if (!uct_srqud_zcopy_may_serve(iface, ep)) {
         ++iface->stats.zcopy_refused;
         status = UCS_ERR_BUSY; /* the initiator takes the copy path */
         goto err;
