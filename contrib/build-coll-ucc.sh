@@ -31,8 +31,8 @@ OMPI_TAR_SHA256=4dafe000e9f55e1f7c6f69746b06cc58177d00781ac34cd36e9e17106e5ded3e
 OMPI_GIT_MIRROR=${OMPI_GIT_MIRROR:-/work/.mirror/open-mpi+ompi/repo}
 
 SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
-log() { echo "== build-coll-ucc: $*" >&2; }
-die() { echo "build-coll-ucc: $*" >&2; exit 1; }
+. "$ROOT/contrib/lib/common.sh"    # log, die, fetch_verified
+LOG_FD=2                           # stdout: the component directory
 
 UCC_PREFIX=$("$ROOT/contrib/build-ucc.sh" | tail -1)
 OUT=$SRQUD_BUILD/coll-ucc-4.1.4
@@ -50,17 +50,14 @@ case $installed in
     *) die "need Debian's libopenmpi-dev 4.1.4, found '${installed:-none}'" ;;
 esac
 [ -d "$OMPI_GIT_MIRROR" ] || die "no Open MPI mirror at $OMPI_GIT_MIRROR (set OMPI_GIT_MIRROR)"
-got=$(git --git-dir="$OMPI_GIT_MIRROR" rev-parse -q --verify "$OMPI_TAG^{commit}") ||
-    die "tag $OMPI_TAG not in $OMPI_GIT_MIRROR"
-[ "$got" = "$OMPI_COMMIT" ] || die "tag $OMPI_TAG is $got, pinned $OMPI_COMMIT"
 
+# checked before the old build goes
+tar=$SRQUD_BUILD/coll-ucc-4.1.4.tar
+fetch_verified --git "$OMPI_GIT_MIRROR" "$OMPI_TAG" --prefix coll-ucc-4.1.4/ \
+    --commit "$OMPI_COMMIT" --sha256 "$OMPI_TAR_SHA256" \
+    "$tar" ompi/mca/coll/ucc ompi/mpi/fortran/base/fint_2_int.h
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
-tar=$OUT/coll-ucc.tar
-git --git-dir="$OMPI_GIT_MIRROR" archive --format=tar --prefix=coll-ucc-4.1.4/ \
-    "$OMPI_TAG" ompi/mca/coll/ucc ompi/mpi/fortran/base/fint_2_int.h > "$tar"
-echo "$OMPI_TAR_SHA256  $tar" | sha256sum -c --quiet - ||
-    die "$tar: sha256 $(sha256sum "$tar" | cut -c1-64), pinned $OMPI_TAR_SHA256"
 tar -xf "$tar" -C "$OUT"
 rm -f "$tar"
 src=$OUT/coll-ucc-4.1.4/ompi/mca/coll/ucc

@@ -25,8 +25,8 @@ CONF=(--with-device=ch4:ucx --with-ucx=/usr
       --disable-fortran --disable-romio --disable-doc --disable-static
       --enable-fast=O2 --enable-g=none)
 
-log() { echo "== build-mpich-vci: $*" >&2; }
-die() { echo "build-mpich-vci: $*" >&2; exit 1; }
+. "$ROOT/contrib/lib/common.sh"
+LOG_FD=2
 
 dl=$SRQUD_BUILD/mpich-src
 mkdir -p "$dl"
@@ -36,7 +36,7 @@ if [ ! -f "$dsc" ]; then
     (cd "$dl" && apt-get source -qq --download-only "mpich=$DEB") >"$dl/source.out" 2>&1 ||
         die "apt-get source mpich=$DEB failed (a deb-src entry for bookworm: contrib/build-ucx.sh adds one): $(tail -1 "$dl/source.out")"
 fi
-echo "$DSC_SHA256  $dsc" | sha256sum -c --quiet - || die "$dsc does not match the pinned sha256"
+sha256_verify "$dsc" "$DSC_SHA256"
 key=$(printf '%s %s' "$DSC_SHA256" "${CONF[*]}" | sha256sum | cut -c1-12)
 PREFIX=$SRQUD_BUILD/mpich-vci-$key
 if [ -x "$PREFIX/bin/mpicc" ]; then

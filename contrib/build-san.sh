@@ -30,21 +30,22 @@ address) DIR=$SRQUD_BUILD/asan
 *)       echo "usage: $0 thread|address" >&2; exit 2 ;;
 esac
 UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-1.13.1
-NAME=build-san-$KIND
+. "$ROOT/contrib/lib/common.sh"
+LOG_NAME=build-san-$KIND
 
-[ -d "$UCX_SRC" ] || { echo "$NAME: $UCX_SRC missing: run contrib/build.sh first" >&2; exit 1; }
+[ -d "$UCX_SRC" ] || die "$UCX_SRC missing: run contrib/build.sh first"
 mkdir -p "$DIR"
 cd "$DIR"
 if [ ! -f Makefile ] || [ "$ROOT/configure" -nt Makefile ]; then
-    echo "== $NAME: configure $DIR (UCX /usr, $FLAGS)"
+    log "configure $DIR (UCX /usr, $FLAGS)"
     "$ROOT/configure" --with-ucx=/usr --with-ucx-src="$UCX_SRC" \
         --prefix="$DIR/install" --without-ompi --without-mpich \
         CFLAGS="$FLAGS" CXXFLAGS="$FLAGS" LDFLAGS="${FLAGS%% *}" \
         > configure.out 2>&1 || { tail -30 configure.out; exit 1; }
 fi
-echo "== $NAME: make (about 2 min the first time)"
+log "make (about 2 min the first time)"
 make -j"${JOBS:-2}" -C src/uct/ib/srqud > make.out 2>&1 &&
     make -j"${JOBS:-2}" -C test/gtest srqud_vm_test >> make.out 2>&1 &&
     make -j"${JOBS:-2}" -C test/ucp srqud_ucp_check >> make.out 2>&1 ||
     { tail -30 make.out; exit 1; }
-echo "== $NAME: done: $DIR/test/gtest/srqud_vm_test, $DIR/test/ucp/srqud_ucp_check"
+log "done: $DIR/test/gtest/srqud_vm_test, $DIR/test/ucp/srqud_ucp_check"

@@ -43,8 +43,8 @@ UCC_GIT_MIRROR=${UCC_GIT_MIRROR:-/work/.mirror/openucx+ucc/repo}
 UCC_TAG_URL=${UCC_TAG_URL:-https://github.com/openucx/ucc/archive/refs/tags}
 
 SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
-log() { echo "== build-ucc: $*" >&2; }
-die() { echo "build-ucc: $*" >&2; exit 1; }
+. "$ROOT/contrib/lib/common.sh"    # log, die, fetch_verified
+LOG_FD=2                           # stdout: the prefix
 
 OBJ=$SRQUD_BUILD/ucc-obj-$UCC_VERSION
 run_step() {   # run_step NAME OUTFILE CMD...: output in OUTFILE, time logged
@@ -57,25 +57,11 @@ run_step() {   # run_step NAME OUTFILE CMD...: output in OUTFILE, time logged
 }
 
 fetch_upstream() {   # the pinned tag into $SRC
-    local tar=$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION.tar got
-    mkdir -p "$SRQUD_BUILD/ucc-src"
-    if [ -d "$UCC_GIT_MIRROR" ] &&
-       got=$(git --git-dir="$UCC_GIT_MIRROR" rev-parse -q --verify "v$UCC_VERSION^{commit}"); then
-        [ "$got" = "$UCC_COMMIT" ] || die "tag v$UCC_VERSION in $UCC_GIT_MIRROR is $got, pinned $UCC_COMMIT"
-        log "git archive v$UCC_VERSION ($UCC_COMMIT) from $UCC_GIT_MIRROR"
-        git --git-dir="$UCC_GIT_MIRROR" archive --format=tar \
-            --prefix="ucc-$UCC_VERSION/" "v$UCC_VERSION" > "$tar"
-    else
-        log "downloading $UCC_TAG_URL/v$UCC_VERSION.tar.gz"
-        curl -fsSL --retry 3 "$UCC_TAG_URL/v$UCC_VERSION.tar.gz" | gzip -dc > "$tar" ||
-            die "could not download v$UCC_VERSION (and no mirror at $UCC_GIT_MIRROR)"
-    fi
-    echo "$UCC_TAR_SHA256  $tar" | sha256sum -c --quiet - ||
-        die "$tar: sha256 $(sha256sum "$tar" | cut -c1-64), pinned $UCC_TAR_SHA256"
-    [ "$(git get-tar-commit-id < "$tar")" = "$UCC_COMMIT" ] || die "$tar is not commit $UCC_COMMIT"
     rm -rf "$SRC"
-    tar -xf "$tar" -C "$SRQUD_BUILD/ucc-src"
-    rm -f "$tar"
+    fetch_verified --git "$UCC_GIT_MIRROR" "v$UCC_VERSION" --prefix "ucc-$UCC_VERSION/" \
+        --url "$UCC_TAG_URL/v$UCC_VERSION.tar.gz" --commit "$UCC_COMMIT" \
+        --sha256 "$UCC_TAR_SHA256" --extract "$SRQUD_BUILD/ucc-src" \
+        "$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION.tar"
     echo "git:v$UCC_VERSION:$UCC_COMMIT:tar-sha256:${UCC_TAR_SHA256:0:16}" > "$SRC/.srqud-source"
 }
 

@@ -20,6 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
 . "$ROOT/contrib/ucx-versions.sh"
+. "$ROOT/contrib/lib/common.sh"    # log, die
 ucx_version_args build-ucx-gtest "$@"
 
 UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VERSION
@@ -38,13 +39,11 @@ PATCH=$ROOT/test/ucx-gtest/srqud-$UCX_VERSION.patch
 [ -f "$PATCH" ] || PATCH=$ROOT/test/ucx-gtest/srqud.patch
 STAMP=$OUT/.stamp
 
-log() { echo "== build-ucx-gtest: $*"; }
-
 [ -f "$UCX_SRC/test/gtest/uct/uct_test.h" ] && [ -d "$UCX_OBJ/src/ucp/.libs" ] &&
     [ -f "$UCX_PREFIX/.srqud-stamp" ] ||
-    { echo "build-ucx-gtest: run contrib/build-ucx.sh$ARG first" >&2; exit 1; }
+    die "run contrib/build-ucx.sh$ARG first"
 [ -f "$UCX_SRC/test/gtest/common/googletest/gtest.cc" ] ||
-    { echo "build-ucx-gtest: $UCX_SRC has no bundled googletest (test/gtest/common/googletest)" >&2; exit 1; }
+    die "$UCX_SRC has no bundled googletest (test/gtest/common/googletest)"
 
 # inputs: this script, the Makefile, the patch, and the UCX build (its stamp)
 KEY=$(cat "$0" "$ROOT/test/ucx-gtest/Makefile" "$PATCH" "$UCX_PREFIX/.srqud-stamp" |
@@ -63,8 +62,7 @@ cp -a "$UCX_SRC/test/gtest" "$OUT/src"
 # counted one refused with UCS_ERR_BUSY, which it then retries, and
 # expected it purged: 65 against 64 in one CI run)
 patch -s --fuzz=0 -d "$OUT/src" -p1 < "$PATCH"
-grep -q 'srqud' "$OUT/src/uct/uct_test.h" ||
-    { echo "build-ucx-gtest: patching the transport list failed" >&2; exit 1; }
+grep -q 'srqud' "$OUT/src/uct/uct_test.h" || die "patching the transport list failed"
 
 log "UCX $UCX_VERSION: make -j$JOBS (about 60 C++ files, about 2-3 min)"
 t0=$(date +%s)

@@ -41,6 +41,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
 . "$ROOT/contrib/ucx-versions.sh"
+. "$ROOT/contrib/lib/common.sh"    # log, die, sha256_verify, fetch_verified
 ucx_version_args build-ucx "$@"
 
 # --- pins ---------------------------------------------------------------
@@ -66,8 +67,6 @@ UCX_TAG_URL=${UCX_TAG_URL:-https://github.com/openucx/ucx/archive/refs/tags}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
-log() { echo "== build-ucx: $*"; }
-die() { echo "build-ucx: $*" >&2; exit 1; }
 
 # run_step NAME OUTFILE CMD... : run with output in OUTFILE, report the time
 run_step() {
@@ -122,8 +121,7 @@ SRC
         (cd "$SRCDIR" && apt-get source -qq "ucx=$installed" >/dev/null 2>&1)
     fi
     # the .dsc that the tree came from is the pinned one
-    echo "$DSC_SHA256_1_13_1  $SRCDIR/ucx_$DEB_1_13_1.dsc" | sha256sum -c --quiet - ||
-        die "$SRCDIR/ucx_$DEB_1_13_1.dsc does not match the pinned sha256"
+    sha256_verify "$SRCDIR/ucx_$DEB_1_13_1.dsc" "$DSC_SHA256_1_13_1"
     SRC=$SRCDIR/ucx-$UCX_VERSION
     grep -q "define(\[ucx_ver_minor\], 13)" "$SRC/configure.ac" ||
         die "$SRC is not UCX $UCX_VERSION"
@@ -210,8 +208,7 @@ fetch_debian() {
         { log "apt-get source failed: $(grep -m1 -E '^E:' "$apt/source.out" || tail -1 "$apt/source.out")"
           rm -rf "$dl"; return 1; }
     local dsc=$dl/ucx_$deb.dsc
-    echo "$dsc_sha  $dsc" | sha256sum -c --quiet - ||
-        die "$dsc does not match the pinned sha256 $dsc_sha"
+    sha256_verify "$dsc" "$dsc_sha"
     # checks the tarballs against the .dsc's checksums
     (cd "$dl" && dpkg-source --require-strong-checksums -x "$dsc" "$SRC") \
         >"$dl/dpkg-source.out" 2>&1 ||
@@ -222,26 +219,12 @@ fetch_debian() {
 # fetch_upstream VERSION: upstream's tag into $SRC, from the local mirror or
 # GitHub, checked against the pinned commit and sha256
 fetch_upstream() {
-    local v=$1 commit tar_sha tar got
+    local v=$1 commit tar_sha
     commit=$(eval echo "\$COMMIT_${v//./_}")
     tar_sha=$(eval echo "\$TAR_SHA256_${v//./_}")
-    tar=$SRQUD_BUILD/ucx-src/ucx-$v.tar
-    mkdir -p "$SRQUD_BUILD/ucx-src"
-    if [ -d "$UCX_GIT_MIRROR" ] &&
-       got=$(git --git-dir="$UCX_GIT_MIRROR" rev-parse -q --verify "v$v^{commit}"); then
-        [ "$got" = "$commit" ] || die "tag v$v in $UCX_GIT_MIRROR is $got, pinned $commit"
-        log "git archive v$v ($commit) from $UCX_GIT_MIRROR"
-        git --git-dir="$UCX_GIT_MIRROR" archive --format=tar --prefix="ucx-$v/" "v$v" > "$tar"
-    else
-        log "downloading $UCX_TAG_URL/v$v.tar.gz"
-        curl -fsSL --retry 3 "$UCX_TAG_URL/v$v.tar.gz" | gzip -dc > "$tar" ||
-            die "could not download $UCX_TAG_URL/v$v.tar.gz (and no mirror at $UCX_GIT_MIRROR)"
-    fi
-    echo "$tar_sha  $tar" | sha256sum -c --quiet - ||
-        die "$tar: sha256 $(sha256sum "$tar" | cut -c1-64), pinned $tar_sha"
-    [ "$(git get-tar-commit-id < "$tar")" = "$commit" ] || die "$tar is not commit $commit"
-    tar -xf "$tar" -C "$SRQUD_BUILD/ucx-src"
-    rm -f "$tar"
+    fetch_verified --git "$UCX_GIT_MIRROR" "v$v" --prefix "ucx-$v/" \
+        --url "$UCX_TAG_URL/v$v.tar.gz" --commit "$commit" --sha256 "$tar_sha" \
+        --extract "$SRQUD_BUILD/ucx-src" "$SRQUD_BUILD/ucx-src/ucx-$v.tar"
     echo "git:v$v:$commit:tar-sha256:${tar_sha:0:16}" > "$SRC/.srqud-source"
 }
 

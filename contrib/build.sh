@@ -24,6 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
 export SRQUD_BUILD
+. "$ROOT/contrib/lib/common.sh"
 
 # Progress: each step that log() announces says how long it usually takes
 # and, while it runs, prints a line every 30 s (PROGRESS_EVERY): elapsed
@@ -57,7 +58,7 @@ log() {
     "UCX 1.13.1"*) hint=" (about 4 min when not cached)" total=" of about 450" ;;
     "make "*)      hint=" (about 40 s the first time)" ;;
     esac
-    echo "== build: $*$hint"
+    log_line "$*$hint"
     now=$(date +%s)
     bash -c "$PROGRESS_LOOP" progress "${PROGRESS_EVERY:-30}" $$ "$now" \
         "$total" "${APT_STATUS:-}" &
@@ -111,7 +112,7 @@ install_packages() {
           tail -n 25 "$out" >&2; exit 1; }
     progress_stop
     APT_STATUS=
-    echo "== build: packages installed in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s (log: $out)"
+    log_line "packages installed in $(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s (log: $out)"
 }
 
 install_packages

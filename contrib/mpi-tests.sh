@@ -20,6 +20,7 @@
 #
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/contrib/lib/common.sh"
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 OUT=$SRQUD_BUILD/mpi
 NPS="2 8"
@@ -87,9 +88,9 @@ for m in $MPIS; do
         fi
         rc=$?
         if [ $rc = 0 ]; then
-            echo "RESULT $name PASS"
+            result "$name" PASS
         else
-            echo "RESULT $name FAIL (exit $rc)"
+            result "$name" FAIL "(exit $rc)"
             failed=1
         fi
     done

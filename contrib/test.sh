@@ -33,6 +33,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 cd "$ROOT"
+. "$ROOT/contrib/lib/common.sh"
 
 ONLY_UCX=
 FULL=0
@@ -57,7 +58,7 @@ PASSED=0
 FAILED=0
 FAILED_NAMES=()
 
-count_results() {   # reads "RESULT name PASS|FAIL" lines
+count_results() {   # reads "RESULT name PASS|FAIL" lines (result, contrib/lib/common.sh)
     local line name status
     while read -r line; do
         case "$line" in
@@ -84,10 +85,10 @@ step() {            # step NAME CMD... : one result for the whole command
     local name=$1; shift
     echo "== $name (at $(elapsed))"
     if "$@"; then
-        echo "RESULT $name PASS"
+        result "$name" PASS
         PASSED=$((PASSED + 1))
     else
-        echo "RESULT $name FAIL"
+        result "$name" FAIL
         FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
     fi
 }

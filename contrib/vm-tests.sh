@@ -12,6 +12,7 @@
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/contrib/lib/common.sh"
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 ROUTE=a
 SUCG_ONLY=0  # --sucg-only (formerly --ucg-only): just the sucg block (development)
@@ -30,15 +31,6 @@ LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE${UCX_VER:+-$UCX_VER}
 mkdir -p "$LOGDIR"
 FAILED=0
 
-result() {   # result NAME STATUS [SECONDS]
-    if [ "$2" = 0 ]; then
-        echo "RESULT $1 PASS${3:+ ($3 s)}"
-    else
-        echo "RESULT $1 FAIL${3:+ ($3 s)}"
-        FAILED=1
-    fi
-}
-
 run() {      # run NAME CMD... : output to the log, tail on failure
     local name=$1; shift
     local log=$LOGDIR/$name.log
@@ -47,7 +39,7 @@ run() {      # run NAME CMD... : output to the log, tail on failure
     timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$@" >> "$log" 2>&1
     local rc=$?
     # the seconds each check took: CI's time budget is watched per check
-    result "$name" $rc $((SECONDS - t0))
+    result "$name" $rc "($((SECONDS - t0)) s)" || FAILED=1
     if [ $rc != 0 ]; then
         tail -40 "$log" | sed "s/^/    [$name] /"
     fi
@@ -141,7 +133,7 @@ elif [ $ROUTE = ucx ]; then
     # passed in) selected its UCX and srqud build
     if [ "${SRQUD_UCX:-}" != "$UCX_VER" ] || [ ! -x "$SRQUD_OBJ/test/gtest/srqud_vm_test" ]; then
         echo "vm-tests: --ucx $UCX_VER needs SRQUD_UCX=$UCX_VER in the environment and contrib/build.sh --ucx $UCX_VER" >&2
-        result ucx_${UCX_VER}_setup 1
+        result ucx_${UCX_VER}_setup FAIL
         exit 1
     fi
     V=ucx_$(echo "$UCX_VER" | tr . _)

@@ -23,6 +23,7 @@
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/contrib/lib/common.sh"
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 CHECK=${SRQUD_UCP_CHECK:-$SRQUD_BUILD/obj/test/ucp/srqud_ucp_check}
 OUT=$SRQUD_BUILD/vm-logs/ucp
@@ -76,10 +77,7 @@ variant() {
         echo "    [$name] timed out"
     fi
     if [ "$ref" = 0 ]; then
-        if [ $rc = 0 ]; then
-            echo "RESULT ucp_check_$name PASS ($((SECONDS - t0)) s)"
-        else
-            echo "RESULT ucp_check_$name FAIL ($((SECONDS - t0)) s)"
+        if ! result "ucp_check_$name" $rc "($((SECONDS - t0)) s)"; then
             FAILED=1
             grep -E '^CHECK .* FAIL|timed out|Segmentation|Assertion' "$log" |
                 head -20 | sed "s/^/    [$name] /"

@@ -41,7 +41,7 @@ CHECK=${SRQUD_UCP_CHECK:-$SRQUD_BUILD/obj/test/ucp/srqud_ucp_check}
 WIRE=$ROOT/contrib/softroce/wire
 OUT=$SRQUD_BUILD/vm-logs/wire
 QUICK=0
-. "$ROOT/contrib/lib/counters.sh"
+. "$ROOT/contrib/lib/common.sh"   # result; srqud_counters (counters.sh)
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -254,7 +254,7 @@ scenario() {
     : > "$log"
     rm -f "$SYNC"
     echo "== wire $s: $(qdisc_of "$s")"
-    qdisc "$(qdisc_of "$s")" || { echo "RESULT wire_$s FAIL (qdisc)"; FAILED=1; return; }
+    qdisc "$(qdisc_of "$s")" || { result "wire_$s" FAIL "(qdisc)"; FAILED=1; return; }
     tx0=$(wire_tx); d0=$(wire_drops)
     SRQUD_CHECK_SYNC=$SYNC
     export SRQUD_CHECK_SYNC
@@ -290,9 +290,9 @@ scenario() {
     echo "   $PROOF; $((SECONDS - t0)) s"
     grep -h -E '^CHECK |^\[ +(OK|FAILED) ' "$log" | sed 's/^/   /'
     if [ $ok = 1 ]; then
-        echo "RESULT wire_$s PASS"
+        result "wire_$s" PASS
     else
-        echo "RESULT wire_$s FAIL"
+        result "wire_$s" FAIL
         FAILED=1
         grep -hE 'FAIL|timed out|error|Assertion' "$log" | head -20 | sed "s/^/    [$s] /"
     fi
@@ -327,7 +327,7 @@ if [ $QUICK = 0 ] && { [ $# = 0 ] || [[ " $* " == *" mpi "* ]]; }; then
         "$ROOT/test/wire/lammps.sh" >> "$log" 2>&1 || rc=1
         qdisc ""
         grep -hE '^RESULT |^ok |^FAIL |^lammps' "$log" | sed 's/^/   /'
-        if [ $rc = 0 ]; then echo "RESULT wire_mpi_loss$loss PASS"; else echo "RESULT wire_mpi_loss$loss FAIL"; FAILED=1; fi
+        result "wire_mpi_loss$loss" $rc || FAILED=1
     done
 fi
 
