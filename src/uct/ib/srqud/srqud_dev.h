@@ -84,12 +84,6 @@ ucs_status_t uct_srqud_dev_ah_get(uct_srqud_iface_t *iface,
 void uct_srqud_dev_ah_put(uct_srqud_iface_t *iface,
                           uct_srqud_ah_entry_t *entry);
 
-/* Another reference to a handle in use */
-static inline void uct_srqud_dev_ah_hold(uct_srqud_ah_entry_t *entry)
-{
-    ucs_assert(entry->refcount > 0);
-    ++entry->refcount;
-}
 
 /* The source GID of a received packet, from the GRH the HCA wrote */
 ucs_status_t uct_srqud_dev_src_gid(uct_srqud_iface_t *iface,

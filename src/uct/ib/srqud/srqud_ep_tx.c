@@ -94,8 +94,10 @@ uct_srqud_ep_tx_ctl_data(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     neth->psn        = 0;
     neth->ack_psn    = ack_psn;
     neth->token      = ep->token;
-    memcpy(neth + 1, hdr, hdr_len);
-    if (data_len > 0) { /* data may be NULL then */
+    if (hdr_len > 0) { /* hdr and data may be NULL then */
+        memcpy(neth + 1, hdr, hdr_len);
+    }
+    if (data_len > 0) {
         memcpy(UCS_PTR_BYTE_OFFSET(neth + 1, hdr_len), data, data_len);
     }
 
@@ -299,7 +301,9 @@ ucs_status_t uct_srqud_ep_tx_request(uct_srqud_iface_t *iface,
         return UCS_ERR_NO_RESOURCE;
     }
 
-    memcpy(uct_srqud_tx_desc_neth(desc) + 1, hdr, hdr_len);
+    if (hdr_len > 0) {
+        memcpy(uct_srqud_tx_desc_neth(desc) + 1, hdr, hdr_len);
+    }
     if (data_len > 0) {
         memcpy(UCS_PTR_BYTE_OFFSET(uct_srqud_tx_desc_neth(desc) + 1, hdr_len),
                data, data_len);

@@ -15,7 +15,6 @@
 #include "srqud_ep_tx.h"
 #include "srqud_zcopy.h"
 #include "srqud_ep.h"
-#include "srqud_dev.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -108,9 +107,6 @@ void uct_srqud_zcopy_xfer_free(uct_srqud_iface_t *iface,
     uct_srqud_chunk_rx_cleanup(&xfer->rx);
     if (xfer->region != NULL) {
         uct_srqud_md_region_release(iface->md, xfer->region);
-    }
-    if (xfer->ah_entry != NULL) {
-        uct_srqud_dev_ah_put(iface, xfer->ah_entry);
     }
     ucs_free(xfer->job.list);
     ucs_list_del(&xfer->list);
@@ -786,13 +782,27 @@ void uct_srqud_zcopy_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
 void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
+    uct_completion_t **comps = NULL;
+    unsigned count = 0, users = 0, n = 0, i;
     uct_srqud_xfer_t *xfer;
-    uct_completion_t *comp;
 
     /* uct_srqud_zcopy_ep_cleanup() ended them all; what is left waits for
-     * its chunk sends to complete (the HCA reads the memory until then),
-     * and finishes without the ep. A put of the user's completes now, as
-     * UCX's transports complete a destroyed ep's operations. */
+     * its chunk sends to complete. Its user's completion runs now, as UCX's
+     * transports complete a destroyed ep's operations, and the user may
+     * then deregister and free the buffer: so the chunk QP is reset first,
+     * and the device reads none of it any more (other transfers lose the
+     * chunks they had posted, which their sinks ask for again). */
+    ucs_list_for_each(xfer, &iface->zcopy.xfers, list) {
+        count += (xfer->ep == ep);
+    }
+    if (count == 0) {
+        return;
+    }
+    comps = ucs_calloc(count, sizeof(*comps), "srqud_zcomps");
+    if (comps == NULL) {
+        ucs_error("%s: no memory to end an ep's transfers", iface->md->name);
+    }
+
     ucs_list_for_each(xfer, &iface->zcopy.xfers, list) {
         if (xfer->ep != ep) {
             continue;
@@ -800,15 +810,28 @@ void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
         ucs_assert(xfer->job.in_flight > 0);
         if (uct_srqud_zcopy_serves_peer(xfer)) {
             --ep->peer.xfers;
+        } else {
+            ++users;
         }
-        /* its posted chunk sends name the ep's address handle */
-        xfer->ah_entry = ep->ah_entry;
-        uct_srqud_dev_ah_hold(xfer->ah_entry);
-        xfer->ep   = NULL;
-        comp       = xfer->comp;
+        xfer->ep = NULL;
+        if ((xfer->comp != NULL) && (comps != NULL)) {
+            comps[n++] = xfer->comp;
+        }
         xfer->comp = NULL;
-        if (comp != NULL) {
-            uct_invoke_completion(comp, xfer->status);
-        }
     }
+
+    if (users == 0) {
+        /* a peer's transfers: they hold their region until the sends
+         * drain, and free themselves then */
+        ucs_free(comps);
+        return;
+    }
+
+    /* the drained callbacks free the transfers (in the user's context: an
+     * initiator's ep is the user's, destroyed or failed from its calls) */
+    uct_srqud_zengine_recover(iface);
+    for (i = 0; i < n; ++i) {
+        uct_invoke_completion(comps[i], UCS_ERR_CANCELED);
+    }
+    ucs_free(comps);
 }

@@ -96,8 +96,6 @@ struct uct_srqud_xfer {
     uint32_t                 chunk;     /* chunk size */
     uct_srqud_memh_t         *region;   /* responder: the registration the
                                            peer named, checked */
-    uct_srqud_ah_entry_t     *ah_entry; /* held while its chunk sends
-                                           outlive the ep (job.ah) */
     /* sink */
     uct_srqud_pool_qp_t      *pqp;
     uct_srqud_chunk_rx_t     rx;

@@ -387,6 +387,11 @@ unsigned uct_srqud_zengine_send(uct_srqud_iface_t *iface)
         if (job->posted != NULL) {
             job->posted(iface, job);
         }
+        if ((job->in_flight == 0) && (job->drained != NULL)) {
+            /* cut short, and its sends all completed before: done (it may
+             * be freed) */
+            job->drained(iface, job);
+        }
     }
     return count;
 }
@@ -406,7 +411,15 @@ static void uct_srqud_zengine_marker_done(uct_srqud_iface_t *iface)
     job              = m->job;
     z->sq_available += m->covered;
     job->in_flight  -= m->covered;
-    if ((job->in_flight == 0) && !job->queued && (job->drained != NULL)) {
+    if (job->in_flight > 0) {
+        return;
+    }
+    if (job->queued && (job->pos >= job->count)) {
+        /* cut short while it waited for room in the send queue: nothing
+         * of it is left to post */
+        uct_srqud_zengine_job_dequeue(iface, job);
+    }
+    if (!job->queued && (job->drained != NULL)) {
         job->drained(iface, job);
     }
 }
@@ -417,7 +430,7 @@ static void uct_srqud_zengine_marker_done(uct_srqud_iface_t *iface)
  * were signaled or not, so completions no longer match the markers. Reset
  * it (its work requests are gone), drop what its CQ still holds, and take
  * every send as done: those chunks are lost, the sink asks for them again. */
-static void uct_srqud_zengine_recover(uct_srqud_iface_t *iface)
+void uct_srqud_zengine_recover(uct_srqud_iface_t *iface)
 {
     uct_srqud_zcopy_t *z = &iface->zcopy;
     uct_srqud_zsend_job_t *job;

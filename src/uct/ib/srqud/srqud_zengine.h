@@ -70,4 +70,10 @@ static inline uint32_t uct_srqud_zengine_pool_qpn(const uct_srqud_pool_qp_t *pqp
     return ((uint32_t)pqp->gen << UCT_SRQUD_ZCOPY_TAG_SHIFT) | pqp->qp->qp_num;
 }
 
+/* The chunk QP reset: every posted send is gone (the device reads none of
+ * their memory any more) and counted done; the sinks ask again for what
+ * they miss. After a failed send, and when an ep goes with sends of its
+ * transfers still posted. */
+void uct_srqud_zengine_recover(uct_srqud_iface_t *iface);
+
 #endif
