@@ -839,8 +839,10 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
     ucs_arbiter_group_purge(&iface->tx.arbiter, &ep->arb_group,
                             uct_srqud_ep_purge_cb,
                             &(uct_srqud_purge_args_t){NULL, NULL});
-    /* RMA and zero-copy operations end now: their memory is the user's */
+    /* RMA and zero-copy operations end now, their completions run now:
+     * their memory is the user's, whether the ep lingers or not */
     iface->proto->ep_cleanup(iface, ep, UCS_ERR_CANCELED);
+    iface->proto->ep_release(iface, ep);
     uct_srqud_ep_complete_flushes(ep, UCS_ERR_CANCELED);
 
     if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||

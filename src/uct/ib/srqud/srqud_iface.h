@@ -245,9 +245,10 @@ typedef struct uct_srqud_proto {
      * instead (the refusal the held ack must travel with) */
     ucs_status_t             (*ack_held)(uct_srqud_iface_t *iface,
                                          uct_srqud_ep_t *ep);
-    /* the ep is freed: nothing of the protocols may refer to it after
-     * (a transfer whose chunk sends are still in flight lets go of it and
-     * of the user's completion, which runs now) */
+    /* the user destroyed the ep (it may linger), or it is freed: nothing
+     * of the protocols may refer to it or call its user after (a transfer
+     * whose chunk sends are still in flight lets go of it and of the
+     * user's completion, which runs now) */
     void                     (*ep_release)(uct_srqud_iface_t *iface,
                                            uct_srqud_ep_t *ep);
 } uct_srqud_proto_t;
