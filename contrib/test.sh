@@ -186,11 +186,26 @@ step host_layers /usr/bin/python3 "$ROOT/contrib/layers.py"
 # paper's figures (contrib/bench/threads_model.py)
 step host_model_uuar /usr/bin/python3 "$ROOT/contrib/bench/threads_model.py" --check
 
-# libFuzzer over the receive-side logic (header check, selective repeat,
-# zero-copy ranges and chunk tracker), bounded (30 s, --full 300 s);
-# SRQUD_FUZZ_SECONDS to change
+# libFuzzer, bounded (30 s each, --full 300 s; SRQUD_FUZZ_SECONDS to
+# change): fuzz_rx over the receive-side logic (header check, selective
+# repeat, zero-copy ranges and chunk tracker), fuzz_path over the whole
+# receive path (srqud's files over fake verbs, with fake peers and the
+# user's operations interleaved); two RESULT lines, and a run that printed
+# either not is a failure
+fuzz_tests() {
+    local out name
+    out=$(mktemp)
+    echo "== host_fuzz (at $(elapsed))"
+    "$ROOT/test/fuzz/run.sh" "$@" | tee "$out"
+    count_results < "$out"
+    for name in fuzz_rx fuzz_path; do
+        grep -q "^RESULT $name " "$out" ||
+            { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
+    done
+    rm -f "$out"
+}
 fuzz_s=30; [ $FULL = 1 ] && fuzz_s=300
-step host_fuzz_rx "$ROOT/test/fuzz/run.sh" "${SRQUD_FUZZ_SECONDS:-$fuzz_s}"
+fuzz_tests "${SRQUD_FUZZ_SECONDS:-$fuzz_s}"
 
 # sucg in MPI on the host (UCX of build/ucx over shared memory and tcp on
 # lo): Open MPI + mca_coll_sucg.so and MPICH + libsucg_pmpi.so, 2..8 ranks,

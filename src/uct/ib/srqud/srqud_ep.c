@@ -845,6 +845,13 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
     iface->proto->ep_release(iface, ep);
     uct_srqud_ep_complete_flushes(ep, UCS_ERR_CANCELED);
 
+    /* so do its am_zcopy completions; a posted send of one still reads
+     * the user's memory: the QP is reset first (its sends are lost, and
+     * resent, a lingering ep's from copies) */
+    if (uct_srqud_tx_posted_zcopy(iface, ep->ep_id)) {
+        uct_srqud_tx_recover(iface);
+    }
+
     if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||
         ucs_queue_is_empty(&ep->tx.window)) {
         uct_srqud_ep_free(ep);

@@ -113,7 +113,9 @@ uct_srqud_ep_am_short_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     payload = (uint8_t*)(uct_srqud_tx_desc_neth(desc) + 1);
     memcpy(payload, &hdr, sizeof(hdr));
-    memcpy(payload + sizeof(hdr), buffer, length);
+    if (length > 0) { /* buffer may be NULL then */
+        memcpy(payload + sizeof(hdr), buffer, length);
+    }
     status = uct_srqud_ep_am_send(iface, ep, desc, sizeof(hdr) + length);
     if (status != UCS_OK) {
         return status;
@@ -261,7 +263,9 @@ uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return status;
     }
 
-    memcpy(uct_srqud_tx_desc_neth(desc) + 1, header, header_length);
+    if (header_length > 0) {
+        memcpy(uct_srqud_tx_desc_neth(desc) + 1, header, header_length);
+    }
     for (i = 0; i < iovcnt; ++i) {
         if (iov[i].length * iov[i].count == 0) {
             continue;

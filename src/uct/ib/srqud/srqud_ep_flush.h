@@ -25,10 +25,15 @@ uct_srqud_ep_window_release(uct_srqud_send_desc_t *desc, ucs_status_t status)
     uct_completion_t *comp = desc->comp;
 
     desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW;
-    desc->comp   = NULL;
-    if (!(desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ)) {
-        ucs_mpool_put_inline(desc);
+    if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
+        /* the device may still read an am_zcopy's payload from the user's
+         * memory (a resend): its completion waits for the send's
+         * (uct_srqud_tx_desc_completed) */
+        desc->comp_status = status;
+        return;
     }
+    desc->comp = NULL;
+    ucs_mpool_put_inline(desc);
     if (comp != NULL) {
         uct_invoke_completion(comp, status);
     }

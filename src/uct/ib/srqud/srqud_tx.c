@@ -104,8 +104,34 @@ uct_srqud_tx_desc_put_unkept(uct_srqud_send_desc_t *desc)
 void uct_srqud_tx_desc_completed(uct_srqud_iface_t *iface,
                                  uct_srqud_send_desc_t *desc)
 {
+    uct_completion_t *comp = desc->comp;
+    ucs_status_t status    = desc->comp_status;
+
     desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_SQ;
-    uct_srqud_tx_desc_put_unkept(desc);
+    if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW) {
+        return;
+    }
+    /* acknowledged before the device was done with it: an am_zcopy's
+     * completion waited for this one */
+    desc->comp = NULL;
+    ucs_mpool_put_inline(desc);
+    if (comp != NULL) {
+        uct_invoke_completion(comp, status);
+    }
+}
+
+
+int uct_srqud_tx_posted_zcopy(uct_srqud_iface_t *iface, uint32_t ep_id)
+{
+    uct_srqud_send_desc_t *desc;
+
+    ucs_queue_for_each(desc, &iface->tx.outstanding, queue) {
+        if ((desc->comp != NULL) &&
+            (uct_srqud_tx_desc_neth(desc)->src_ep_id == ep_id)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 
@@ -176,7 +202,7 @@ static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
  * reset discards what is still queued without completions, so the
  * completions that did arrive are taken first and the rest count as done;
  * those packets are lost, as on the wire, and reliability resends them. */
-static void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
+void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
 {
     uct_srqud_send_desc_t *desc;
     struct ibv_wc wcs[64];

@@ -118,4 +118,13 @@ static UCS_F_ALWAYS_INLINE unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
     return uct_srqud_tx_poll_cq(iface);
 }
 
+/* Does a posted send of ep @a ep_id read an am_zcopy's payload from the
+ * user's memory (one whose completion waits for it)? */
+int uct_srqud_tx_posted_zcopy(uct_srqud_iface_t *iface, uint32_t ep_id);
+
+/* The QP reset: what is posted is discarded (the device reads no more of
+ * it) and counts as lost, reliability resends it. After a failed send,
+ * and when an ep goes whose am_zcopy payload a posted send still reads. */
+void uct_srqud_tx_recover(uct_srqud_iface_t *iface);
+
 #endif

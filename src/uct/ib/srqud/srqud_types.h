@@ -62,6 +62,8 @@ typedef struct uct_srqud_send_desc {
     uct_srqud_tx_slot_t      slot;    /* in ep->tx.window while IN_WINDOW */
     uint64_t                 sn;      /* send sequence number of its WQE */
     uct_completion_t         *comp;   /* am_zcopy: user completion */
+    ucs_status_t             comp_status; /* ... kept for the send's own
+                                             completion (still IN_SQ) */
     uint32_t                 lkey;
     uint16_t                 length;  /* bytes in the descriptor, neth incl. */
     uint8_t                  flags;
