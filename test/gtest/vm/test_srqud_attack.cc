@@ -771,3 +771,112 @@ TEST(srqud_attack, flush_cancel_waits_for_zcopy_chunks_in_flight)
                                     "destroyed";
     EXPECT_EQ(flush_calls, flush_comp.calls);
 }
+
+
+/*
+ * A peer is served exactly what the registration its key names asked for.
+ * With the registration cache, a 4 KiB range registered for remote get
+ * inside a buffer registered (and cached) for local use shares the
+ * cache's region with it; before, the peer's request was checked against
+ * that region and its key was the region's: a get of any byte of the
+ * whole buffer was served. A get inside the 4 KiB is served, one just
+ * outside is refused, and so is a put into it (get access only).
+ */
+TEST(srqud_attack, remote_access_exactly_as_registered)
+{
+    attacked a;
+    ASSERT_NO_FATAL_FAILURE(a.open());
+    iface &receiver  = *a.receiver;
+    raw_sender &peer = a.peer;
+
+    const size_t big_len = 1 << 20, small_off = 512 * 1024, small_len = 4096;
+    std::vector<uint8_t> big(big_len);
+    fill_pattern(big.data(), big.size(), 61);
+    uct_mem_h big_memh, small_memh;
+    ASSERT_UCS_OK(uct_md_mem_reg(a.ctx.md, big.data(), big.size(),
+                                 UCT_MD_MEM_ACCESS_LOCAL_READ |
+                                 UCT_MD_MEM_ACCESS_LOCAL_WRITE, &big_memh));
+    uint8_t *small = big.data() + small_off;
+    ASSERT_UCS_OK(uct_md_mem_reg(a.ctx.md, small, small_len,
+                                 UCT_MD_MEM_ACCESS_REMOTE_GET, &small_memh));
+    uct_md_attr_t attr;
+    ASSERT_UCS_OK(uct_md_query(a.ctx.md, &attr));
+    std::vector<uint8_t> packed(attr.rkey_packed_size);
+    ASSERT_UCS_OK(srqud_mkey_pack(a.ctx.md, small_memh, small, small_len,
+                                  packed.data()));
+    uct_rkey_bundle_t rkey;
+    ASSERT_UCS_OK(uct_rkey_unpack(a.ctx.component, packed.data(), &rkey));
+
+    fake_conn conn(peer, receiver, 5, 0x5eed0e01, 9);
+    ASSERT_TRUE(conn.connect());
+
+    /* one request in sequence; the status of its answer, and its bytes */
+    uint16_t psn = 1;
+    auto request = [&](uint8_t ctl, uint64_t addr, uint32_t length,
+                       uint32_t op_id, std::vector<uint8_t> *data) -> int {
+        uct_srqud_rma_hdr_t hdr;
+        memset(&hdr, 0, sizeof(hdr));
+        hdr.remote_addr = addr;
+        hdr.rkey        = (uint32_t)rkey.rkey;
+        hdr.length      = length;
+        hdr.op_id       = op_id;
+        std::vector<uint8_t> bytes(length, 0xee);
+        const std::vector<uint8_t> pkt =
+                conn.reliable(UCT_SRQUD_PACKET_FLAG_CTL, ctl, psn++, &hdr,
+                              sizeof(hdr), (ctl == UCT_SRQUD_CTL_RMA_PUT) ?
+                              bytes.data() : nullptr,
+                              (ctl == UCT_SRQUD_CTL_RMA_PUT) ? length : 0);
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            peer.send(pkt);
+            datagram d;
+            while (peer.recv(d, 1000, [&] { receiver.progress(); })) {
+                uct_srqud_neth_t h;
+                conn.on_datagram(d);
+                if (!d.neth(&h) || !(h.flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
+                    continue;
+                }
+                if ((h.ctl == UCT_SRQUD_CTL_RMA_REPLY) &&
+                    (d.payload_len() >= sizeof(uct_srqud_rma_reply_t))) {
+                    uct_srqud_rma_reply_t r;
+                    memcpy(&r, d.payload(), sizeof(r));
+                    if (r.op_id == op_id) {
+                        if (data != nullptr) {
+                            data->assign(d.payload() + sizeof(r),
+                                         d.payload() + d.payload_len());
+                        }
+                        return r.status;
+                    }
+                } else if ((h.ctl == UCT_SRQUD_CTL_RMA_REFUSE) &&
+                           (d.payload_len() >= sizeof(uct_srqud_rma_refusal_t))) {
+                    uct_srqud_rma_refusal_t r;
+                    memcpy(&r, d.payload(), sizeof(r));
+                    return r.status;
+                }
+            }
+        }
+        ADD_FAILURE() << "no answer to op " << op_id << ": "
+                      << stats_line(srqud_stats(receiver.handle));
+        return 1;
+    };
+
+    std::vector<uint8_t> got;
+    EXPECT_EQ(UCS_OK, request(UCT_SRQUD_CTL_RMA_GET, (uintptr_t)small + 64, 64,
+                              1, &got));
+    EXPECT_TRUE((got.size() == 64) && !memcmp(got.data(), small + 64, 64))
+        << "a get inside the registered range returns its bytes";
+
+    const int outside = request(UCT_SRQUD_CTL_RMA_GET,
+                                (uintptr_t)small - 4096, 64, 2, nullptr);
+    EXPECT_NE(UCS_OK, outside)
+        << "a get 4 KiB before the registered range was served";
+
+    const int put = request(UCT_SRQUD_CTL_RMA_PUT, (uintptr_t)small + 128, 64,
+                            0, nullptr);
+    EXPECT_NE(UCS_OK, put) << "a put into memory registered for get only";
+    EXPECT_TRUE(check_pattern(big.data(), big.size(), 61))
+        << "the buffer was written";
+
+    uct_rkey_release(a.ctx.component, &rkey);
+    uct_md_mem_dereg(a.ctx.md, small_memh);
+    uct_md_mem_dereg(a.ctx.md, big_memh);
+}

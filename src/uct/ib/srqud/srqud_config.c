@@ -215,11 +215,12 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, zcopy_sq_depth),
      UCS_CONFIG_TYPE_UINT},
 
-    {"ZCOPY_PEER_JOBS", "16",
+    {"ZCOPY_PEER_JOBS", "64",
      "Zero-copy transfers one peer connection may have this side serve at\n"
      "once (reads of its gets, receives of its puts), all peers together 16\n"
-     "times that; beyond, requests take the copy path. Bounds what peers make\n"
-     "this side hold.",
+     "times that; beyond, requests take the copy path. A peer with the default\n"
+     "ZCOPY_QPS has at most that many at once. Bounds what peers make this\n"
+     "side hold.",
      ucs_offsetof(uct_srqud_iface_config_t, zcopy_peer_jobs),
      UCS_CONFIG_TYPE_UINT},
 
@@ -425,7 +426,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.tx_window      = config->tx_window;
     iface->config.rx_reorder     = config->rx_reorder;
     iface->config.rx_held_max    = config->srq_size / 2;
-    iface->config.rx_held_ep_max = ucs_max(iface->config.rx_held_max / 4,
+    iface->config.rx_held_ep_max = ucs_max(iface->config.rx_held_max / 2,
                                            UCT_SRQUD_SR_DUPTHRESH + 1);
     iface->config.ack_thresh     = config->ack_thresh;
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);

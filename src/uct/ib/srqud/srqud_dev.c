@@ -161,16 +161,23 @@ ucs_status_t uct_srqud_dev_ud_qp_set_qkey(uct_srqud_iface_t *iface,
 
 
 ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
-                                       struct ibv_qp *qp, const char *what)
+                                       struct ibv_qp *qp, const char *what,
+                                       int failed)
 {
     uct_srqud_verbs_qp_step_t step;
     int ret;
 
-    ++iface->stats.qp_resets;
-    ucs_log(ucs_is_pow2(iface->stats.qp_resets) ? UCS_LOG_LEVEL_WARN :
-                                                  UCS_LOG_LEVEL_DEBUG,
-            "%s: the %s QP 0x%x failed a send, resetting it (%lu resets)",
-            iface->md->name, what, qp->qp_num, iface->stats.qp_resets);
+    if (failed) {
+        ++iface->stats.qp_resets;
+        ucs_log(ucs_is_pow2(iface->stats.qp_resets) ? UCS_LOG_LEVEL_WARN :
+                                                      UCS_LOG_LEVEL_DEBUG,
+                "%s: the %s QP 0x%x failed a send, resetting it (%lu resets)",
+                iface->md->name, what, qp->qp_num, iface->stats.qp_resets);
+    } else {
+        ucs_debug("%s: the %s QP 0x%x is reset: its posted sends read "
+                  "memory their user gets back", iface->md->name, what,
+                  qp->qp_num);
+    }
     ret = uct_srqud_verbs_ud_qp_reset(qp, iface->port_num, UCT_SRQUD_QKEY,
                                       &step);
     if (ret != 0) {

@@ -59,7 +59,8 @@ ucs_status_t uct_srqud_dev_ud_qp_create(uct_srqud_iface_t *iface,
  * its work requests are gone without completions. Logs the first of a
  * series at warning level (a link that stays down fails every retry). */
 ucs_status_t uct_srqud_dev_ud_qp_reset(uct_srqud_iface_t *iface,
-                                       struct ibv_qp *qp, const char *what);
+                                       struct ibv_qp *qp, const char *what,
+                                       int failed);
 
 /* A new Q_Key for a UD QP in RTS: packets with another one are dropped by
  * the device from then on (logs a failure) */

@@ -849,7 +849,7 @@ void uct_srqud_ep_destroy(uct_ep_h tl_ep)
      * the user's memory: the QP is reset first (its sends are lost, and
      * resent, a lingering ep's from copies) */
     if (uct_srqud_tx_posted_zcopy(iface, ep->ep_id)) {
-        uct_srqud_tx_recover(iface);
+        uct_srqud_tx_recover(iface, 0);
     }
 
     if ((ep->flags & UCT_SRQUD_EP_FLAG_FAILED) ||

@@ -296,7 +296,7 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         /* am_zcopy sends posted still read the user's memory: the QP is
          * reset first, so that their completions run now */
         if (uct_srqud_tx_posted_zcopy(iface, ep->ep_id)) {
-            uct_srqud_tx_recover(iface);
+            uct_srqud_tx_recover(iface, 0);
         }
         uct_srqud_ep_drop_window(ep, UCS_ERR_CANCELED);
         iface->proto->ep_cleanup(iface, ep, UCS_ERR_CANCELED);

@@ -373,8 +373,8 @@ static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                 size_t payload_len)
 {
     /* held buffers are the SRQ's: a bound keeps enough of them posted for
-     * the other peers, and one peer's gap that never fills takes at most a
-     * quarter of it */
+     * the other peers, and one peer's gap that never fills takes at most
+     * half of them */
     if ((iface->rx.held >= iface->config.rx_held_max) ||
         ((ep->rx.reorder != NULL) &&
          (ep->rx.reorder->count >= iface->config.rx_held_ep_max))) {

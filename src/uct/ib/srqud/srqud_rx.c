@@ -155,9 +155,10 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     hdr_len     = UCT_SRQUD_GRH_LEN + sizeof(uct_srqud_neth_t);
     /* a multiple of 8: the payload is aligned, and the descriptor before
      * it must be too */
-    iface->config.rx_payload_offset  = ucs_align_up(
-            sizeof(uct_srqud_recv_desc_t) +
-            ucs_max(sizeof(uct_recv_desc_t) + rx_headroom, hdr_len), 8);
+    iface->config.rx_payload_offset  = (sizeof(uct_srqud_recv_desc_t) +
+                                        ucs_max(sizeof(uct_recv_desc_t) +
+                                                rx_headroom, hdr_len) + 7) &
+                                       ~(size_t)7;
     iface->config.rx_hdr_offset      = iface->config.rx_payload_offset -
                                        hdr_len;
     iface->config.rx_headroom_offset = iface->config.rx_payload_offset -

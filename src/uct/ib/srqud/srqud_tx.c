@@ -202,13 +202,14 @@ static void uct_srqud_tx_complete(uct_srqud_iface_t *iface,
  * reset discards what is still queued without completions, so the
  * completions that did arrive are taken first and the rest count as done;
  * those packets are lost, as on the wire, and reliability resends them. */
-void uct_srqud_tx_recover(uct_srqud_iface_t *iface)
+void uct_srqud_tx_recover(uct_srqud_iface_t *iface, int failed)
 {
     uct_srqud_send_desc_t *desc;
     struct ibv_wc wcs[64];
     int i, n;
 
-    if (uct_srqud_dev_ud_qp_reset(iface, iface->qp, "interface") != UCS_OK) {
+    if (uct_srqud_dev_ud_qp_reset(iface, iface->qp, "interface", failed) !=
+        UCS_OK) {
         return; /* still in error: tried again at the next progress */
     }
 
@@ -609,7 +610,7 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
     }
 
     if (ucs_unlikely(iface->tx.qp_error)) {
-        uct_srqud_tx_recover(iface);
+        uct_srqud_tx_recover(iface, 1);
     }
     return count;
 }

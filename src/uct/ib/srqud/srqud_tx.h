@@ -125,6 +125,6 @@ int uct_srqud_tx_posted_zcopy(uct_srqud_iface_t *iface, uint32_t ep_id);
 /* The QP reset: what is posted is discarded (the device reads no more of
  * it) and counts as lost, reliability resends it. After a failed send,
  * and when an ep goes whose am_zcopy payload a posted send still reads. */
-void uct_srqud_tx_recover(uct_srqud_iface_t *iface);
+void uct_srqud_tx_recover(uct_srqud_iface_t *iface, int failed);
 
 #endif

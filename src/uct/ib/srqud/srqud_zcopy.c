@@ -829,7 +829,7 @@ void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 
     /* the drained callbacks free the transfers (in the user's context: an
      * initiator's ep is the user's, destroyed or failed from its calls) */
-    uct_srqud_zengine_recover(iface);
+    uct_srqud_zengine_recover(iface, 0);
     for (i = 0; i < n; ++i) {
         uct_invoke_completion(comps[i], UCS_ERR_CANCELED);
     }

@@ -414,6 +414,7 @@ void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if ((xfer == NULL) || (xfer->flags & UCT_SRQUD_XFER_FLAG_DONE)) {
         return;
     }
+    xfer->last_activity = ucs_get_time(); /* the sink answers */
     if (xfer->flags & UCT_SRQUD_XFER_FLAG_SENDING) {
         /* a round is going out: its chunk sends read the user's buffer
          * until they complete, and nothing the sink says ends it before */
@@ -429,7 +430,6 @@ void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             ++iface->stats.zcopy_refused;
             return;
         }
-        xfer->last_activity = ucs_get_time();
         uct_srqud_zcopy_rx_zcts_busy(iface, ep, xfer);
         return;
     } else if (status != UCS_OK) {
@@ -439,7 +439,6 @@ void uct_srqud_zcopy_rx_zcts(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (hdr->round <= xfer->round) {
         return; /* a repeat */
     }
-    xfer->last_activity = ucs_get_time();
     /* the chunks the sink names are of this put: its length and a chunk
      * no larger than the one offered, whatever the packet says */
     list = NULL;

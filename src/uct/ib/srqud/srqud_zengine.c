@@ -430,14 +430,15 @@ static void uct_srqud_zengine_marker_done(uct_srqud_iface_t *iface)
  * were signaled or not, so completions no longer match the markers. Reset
  * it (its work requests are gone), drop what its CQ still holds, and take
  * every send as done: those chunks are lost, the sink asks for them again. */
-void uct_srqud_zengine_recover(uct_srqud_iface_t *iface)
+void uct_srqud_zengine_recover(uct_srqud_iface_t *iface, int failed)
 {
     uct_srqud_zcopy_t *z = &iface->zcopy;
     uct_srqud_zsend_job_t *job;
     struct ibv_wc wcs[16];
     ucs_status_t status;
 
-    status = uct_srqud_dev_ud_qp_reset(iface, z->sqp, "zero-copy send");
+    status = uct_srqud_dev_ud_qp_reset(iface, z->sqp, "zero-copy send",
+                                       failed);
     while (ibv_poll_cq(z->scq, ucs_static_array_size(wcs), wcs) > 0) {
     }
     while (z->marker_count > 0) {
@@ -472,7 +473,7 @@ unsigned uct_srqud_zengine_send_completions(uct_srqud_iface_t *iface)
             ++iface->stats.tx_errors;
             ucs_debug("%s: chunk send completion: %s", iface->md->name,
                       ibv_wc_status_str(wcs[i].status));
-            uct_srqud_zengine_recover(iface);
+            uct_srqud_zengine_recover(iface, 1);
             break;
         }
         uct_srqud_zengine_marker_done(iface);

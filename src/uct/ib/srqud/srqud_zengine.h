@@ -74,6 +74,6 @@ static inline uint32_t uct_srqud_zengine_pool_qpn(const uct_srqud_pool_qp_t *pqp
  * their memory any more) and counted done; the sinks ask again for what
  * they miss. After a failed send, and when an ep goes with sends of its
  * transfers still posted. */
-void uct_srqud_zengine_recover(uct_srqud_iface_t *iface);
+void uct_srqud_zengine_recover(uct_srqud_iface_t *iface, int failed);
 
 #endif
