@@ -162,6 +162,22 @@ static void unpack_cb(void *arg, const void *data, size_t length)
 
 
 /* A local buffer: region, offset, length within it */
+/* A completion for an operation on the local buffer [addr, addr + len) of
+ * region @a r */
+static fz_comp_t *comp_local(int kind, int s, int r, uint64_t addr,
+                             uint64_t len)
+{
+    fz_comp_t *c = comp_new(kind, s);
+
+    if (c != NULL) {
+        c->region = r;
+        c->addr   = addr;
+        c->len    = len;
+    }
+    return c;
+}
+
+
 static void local_buf(uint8_t rsel, uint16_t off, uint32_t len, int *r,
                       uint64_t *addr, uint64_t *plen)
 {
@@ -211,13 +227,10 @@ void op_rma(input_t *in)
         if ((len == 0) || region_busy(r) || G.reg[r].poisoned) {
             return;
         }
-        c = comp_new(OP_GET, s);
+        c = comp_local(OP_GET, s, r, addr, len);
         if (c == NULL) {
             return;
         }
-        c->region = r;
-        c->addr   = addr;
-        c->len    = len;
         c->raddr  = raddr;
         status = uct_ep_get_bcopy(G.eps[s].ep, unpack_cb, c, len, raddr,
                                   0x1234, &c->uc);
@@ -239,13 +252,10 @@ void op_rma(input_t *in)
             (is_get && region_busy(r))) {
             return;
         }
-        c = comp_new(is_get ? OP_GET : OP_PUT, s);
+        c = comp_local(is_get ? OP_GET : OP_PUT, s, r, addr, len);
         if (c == NULL) {
             return;
         }
-        c->region  = r;
-        c->addr    = addr;
-        c->len     = len;
         c->raddr   = raddr;
         iov.buffer = (void*)(uintptr_t)addr;
         iov.length = len;
@@ -274,13 +284,10 @@ void op_rma(input_t *in)
                       G.reg[r].len)) {
         return;
     }
-    c = comp_new(OP_AM_ZCOPY, s);
+    c = comp_local(OP_AM_ZCOPY, s, r, addr, len);
     if (c == NULL) {
         return;
     }
-    c->region  = r;
-    c->addr    = addr;
-    c->len     = len;
     iov.buffer = (void*)(uintptr_t)addr;
     iov.length = len;
     iov.memh   = G.reg[r].memh;
