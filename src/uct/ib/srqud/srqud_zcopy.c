@@ -782,56 +782,34 @@ void uct_srqud_zcopy_ep_cleanup(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
 void uct_srqud_zcopy_ep_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
-    uct_completion_t **comps = NULL;
-    unsigned count = 0, users = 0, n = 0, i;
-    uct_srqud_xfer_t *xfer;
+    uct_srqud_xfer_t *xfer, *tmp;
 
     /* uct_srqud_zcopy_ep_cleanup() ended them all; what is left waits for
-     * its chunk sends to complete. Its user's completion runs now, as UCX's
-     * transports complete a destroyed ep's operations, and the user may
-     * then deregister and free the buffer: so the chunk QP is reset first,
-     * and the device reads none of it any more (other transfers lose the
-     * chunks they had posted, which their sinks ask for again). */
+     * its chunk sends to complete. A transfer of the user's completes now,
+     * as UCX's transports complete a destroyed ep's operations, and the
+     * user may then deregister and free the buffer: so the chunk QP is
+     * reset, and the device reads none of it any more (other transfers
+     * lose the chunks they had posted, which their sinks ask for again).
+     * The drained callbacks then finish the transfers, in the user's
+     * context: an initiator's ep is the user's, destroyed or failed from
+     * its calls. */
     ucs_list_for_each(xfer, &iface->zcopy.xfers, list) {
-        count += (xfer->ep == ep);
-    }
-    if (count == 0) {
-        return;
-    }
-    comps = ucs_calloc(count, sizeof(*comps), "srqud_zcomps");
-    if (comps == NULL) {
-        ucs_error("%s: no memory to end an ep's transfers", iface->md->name);
+        if ((xfer->ep == ep) && !uct_srqud_zcopy_serves_peer(xfer)) {
+            uct_srqud_zengine_recover(iface, 0);
+            break;
+        }
     }
 
-    ucs_list_for_each(xfer, &iface->zcopy.xfers, list) {
-        if (xfer->ep != ep) {
-            continue;
+    /* a peer's transfers hold their region until their sends drain, and
+     * free themselves then, without the ep */
+    ucs_list_for_each_safe(xfer, tmp, &iface->zcopy.xfers, list) {
+        if (xfer->ep == ep) {
+            ucs_assert(uct_srqud_zcopy_serves_peer(xfer) &&
+                       (xfer->job.in_flight > 0));
+            if (uct_srqud_zcopy_serves_peer(xfer)) {
+                --ep->peer.xfers;
+            }
+            xfer->ep = NULL;
         }
-        ucs_assert(xfer->job.in_flight > 0);
-        if (uct_srqud_zcopy_serves_peer(xfer)) {
-            --ep->peer.xfers;
-        } else {
-            ++users;
-        }
-        xfer->ep = NULL;
-        if ((xfer->comp != NULL) && (comps != NULL)) {
-            comps[n++] = xfer->comp;
-        }
-        xfer->comp = NULL;
     }
-
-    if (users == 0) {
-        /* a peer's transfers: they hold their region until the sends
-         * drain, and free themselves then */
-        ucs_free(comps);
-        return;
-    }
-
-    /* the drained callbacks free the transfers (in the user's context: an
-     * initiator's ep is the user's, destroyed or failed from its calls) */
-    uct_srqud_zengine_recover(iface, 0);
-    for (i = 0; i < n; ++i) {
-        uct_invoke_completion(comps[i], UCS_ERR_CANCELED);
-    }
-    ucs_free(comps);
 }
