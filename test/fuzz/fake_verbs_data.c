@@ -513,37 +513,36 @@ unsigned fv_complete_sends(uint32_t qpn, unsigned n, enum ibv_wc_status status)
 }
 
 
-unsigned fv_send_qps(uint32_t *qpns, unsigned max)
+/* The live QPs with posted sends (@a recv 0), or with receives of their
+ * own (@a recv 1: not on an SRQ) */
+static unsigned fv_qps_with(int recv, uint32_t *qpns, unsigned max)
 {
     unsigned i, n = 0;
     fv_qp_t *qp;
 
     for (i = 0; (i < fv.nobjs) && (n < max); ++i) {
-        if ((fv.objs[i].type == FV_OBJ_QP) && fv.objs[i].live) {
-            qp = fv.objs[i].ptr;
-            if (qp->sq.count > 0) {
-                qpns[n++] = qp->qp.qp_num;
-            }
+        if ((fv.objs[i].type != FV_OBJ_QP) || !fv.objs[i].live) {
+            continue;
+        }
+        qp = fv.objs[i].ptr;
+        if (recv ? ((qp->qp.srq == NULL) && (qp->rq.count > 0)) :
+                   (qp->sq.count > 0)) {
+            qpns[n++] = qp->qp.qp_num;
         }
     }
     return n;
 }
 
 
+unsigned fv_send_qps(uint32_t *qpns, unsigned max)
+{
+    return fv_qps_with(0, qpns, max);
+}
+
+
 unsigned fv_recv_qps(uint32_t *qpns, unsigned max)
 {
-    unsigned i, n = 0;
-    fv_qp_t *qp;
-
-    for (i = 0; (i < fv.nobjs) && (n < max); ++i) {
-        if ((fv.objs[i].type == FV_OBJ_QP) && fv.objs[i].live) {
-            qp = fv.objs[i].ptr;
-            if ((qp->qp.srq == NULL) && (qp->rq.count > 0)) {
-                qpns[n++] = qp->qp.qp_num;
-            }
-        }
-    }
-    return n;
+    return fv_qps_with(1, qpns, max);
 }
 
 
