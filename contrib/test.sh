@@ -44,13 +44,12 @@ while [ $# -gt 0 ]; do
     *)      echo "usage: $0 [--ucx VERSION] [--full]" >&2; exit 2 ;;
     esac
 done
-# 1.22.0 left CI in stop 33 (its build, unit tests and loading: 5 min)
+# 1.22.0's build, unit tests and loading (5 min) are left to --full for CI's time
 other_default=1.18.1; [ $FULL = 1 ] && other_default="1.18.1 1.22.0"
 OTHER_UCX=${SRQUD_CI_UCX-$other_default}
 # Of those, the ones whose device tests (a VM boot: srqud_vm_test, loss,
 # MPI, for 1.18.1 the UCC TL over srqud) CI runs: none by default, as
-# stop 32's CI ran past its 90 minutes with 1.18.1's (9 min); they are
-# left to --full and --ucx VERSION, while the builds, unit tests, loading
+# 1.18.1's (9 min) would take CI past its time; they are left to --full and --ucx VERSION, while the builds, unit tests, loading
 # and the UCC TL's host tests stay in CI
 CI_VM_UCX=${SRQUD_CI_VM_UCX-}
 

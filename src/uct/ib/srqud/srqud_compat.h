@@ -8,7 +8,7 @@
  * names defined here. The supported versions are the ones configure
  * accepts (SRQUD_UCX_SUPPORTED in configure.ac); the "since" version of
  * each item below was checked against the UCX release tags, see
- * docs/ucx-compat-notes.md for the references.
+ * docs/notes/ucx-compat-notes.md for the references.
  *
  * Rules: no other srqud file tests a UCX version; an item here is either a
  * name (type, table, flag) or an adapter with the signature that version's
