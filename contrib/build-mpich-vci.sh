@@ -9,9 +9,9 @@
 #   contrib/build-mpich-vci.sh        # prints the prefix on its last line
 #
 # Pinned: the .dsc's sha256 below; the tarball is checked against it by
-# dpkg-source. The build is cached in build/mpich-vci-<hash of the source
-# and of this script's configure line>; about 6 min on 2 cores the first
-# time. Outside CI: contrib/bench/mpi_threads.sh uses it.
+# dpkg-source. Cached as $SRQUD_CACHE/mpich-vci-KEY (the .dsc and this
+# script), linked as $SRQUD_BUILD/mpich-vci; about 6 min on 2 cores the
+# first time. Outside CI: contrib/bench/mpi_threads.sh uses it.
 #
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,28 +28,21 @@ CONF=(--with-device=ch4:ucx --with-ucx=/usr
 . "$ROOT/contrib/lib/common.sh"
 LOG_FD=2
 
-dl=$SRQUD_BUILD/mpich-src
-mkdir -p "$dl"
-dsc=$dl/mpich_$DEB.dsc
-if [ ! -f "$dsc" ]; then
-    log "apt-get source --download-only mpich=$DEB (22 MB)"
-    (cd "$dl" && apt-get source -qq --download-only "mpich=$DEB") >"$dl/source.out" 2>&1 ||
-        die "apt-get source mpich=$DEB failed (a deb-src entry for bookworm: contrib/build-ucx.sh adds one): $(tail -1 "$dl/source.out")"
-fi
-sha256_verify "$dsc" "$DSC_SHA256"
-key=$(printf '%s %s' "$DSC_SHA256" "${CONF[*]}" | sha256sum | cut -c1-12)
-PREFIX=$SRQUD_BUILD/mpich-vci-$key
-if [ -x "$PREFIX/bin/mpicc" ]; then
-    log "cached: $PREFIX"
-    echo "$PREFIX"
+LINK=$SRQUD_BUILD/mpich-vci
+if cache_entry mpich-vci "$DEB $DSC_SHA256 script:$(sha1sum < "$0" | cut -c1-12)" &&
+   [ -x "$CACHE_ENTRY/prefix/bin/mpicc" ]; then
+    cache_link "$CACHE_ENTRY" "$LINK"
+    log "cached: $CACHE_ENTRY/prefix"
+    echo "$LINK/prefix"
     exit 0
 fi
-SRC=$dl/mpich-$DEB-$key
-if [ ! -d "$SRC" ]; then
-    # the upstream tarball only: Debian's patches are packaging
-    (cd "$dl" && dpkg-source --require-strong-checksums --skip-patches -x "$dsc" "$SRC") \
-        >"$dl/dpkg-source.out" 2>&1 || { cat "$dl/dpkg-source.out" >&2; die "dpkg-source failed"; }
-fi
+PREFIX=$CACHE_ENTRY/prefix
+SRC=$CACHE_ENTRY/src
+rm -rf "$CACHE_ENTRY"
+mkdir -p "$CACHE_ENTRY"
+# the upstream tarball only: Debian's patches are packaging
+SKIP_PATCHES=1 fetch_debian_source mpich "$DEB" "$DSC_SHA256" bookworm "$SRC" ||
+    no_source "Debian's mpich $DEB (its source package is MPICH's own tarball)"
 OBJ=$SRC/obj
 mkdir -p "$OBJ"
 cd "$OBJ"
@@ -62,5 +55,7 @@ make -j"${JOBS:-2}" > make.out 2>&1 || { tail -30 make.out >&2; die "make failed
 make install > install.out 2>&1 || { tail -30 install.out >&2; die "make install failed"; }
 grep -q "MPIDI_CH4_MAX_VCIS $MAX_VCIS" "$OBJ/src/include/mpichconf.h" ||
     die "the build does not define MPIDI_CH4_MAX_VCIS $MAX_VCIS"
+cache_done
+cache_link "$CACHE_ENTRY" "$LINK"
 log "installed in $PREFIX ($(( $(date +%s) - t0 )) s)"
-echo "$PREFIX"
+echo "$LINK/prefix"

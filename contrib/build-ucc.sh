@@ -20,11 +20,12 @@
 # (no CUDA, NCCL, SHARP, mlx5 here).
 #
 # srqud's TL (src/sucg/ucc) compiles against UCC's internal headers, so the
-# configured source and object trees are kept:
-#   $SRQUD_BUILD/ucc-src/ucc-V   sources     $SRQUD_BUILD/ucc-obj-V  objects
-#   $SRQUD_BUILD/ucc-V           prefix (lib/ucc holds the libucc_tl_*.so)
-# Cached: the stamp in the prefix holds version + source + UCX stamp + this
-# script's hash; a second run with the same key does nothing.
+# configured source and object trees are kept. Cached as
+# $SRQUD_CACHE/ucc-V-KEY (source pins, the UCX build, this script) with
+# src, obj and prefix (lib/ucc holds the libucc_tl_*.so), linked as
+# $SRQUD_BUILD/ucc-src/ucc-V, ucc-obj-V and ucc-V. Source: the tag in a
+# local mirror (SRQUD_GIT_MIRRORS) or from the code host; none: one line
+# naming SRQUD_GIT_MIRRORS, status 3.
 #
 set -euo pipefail
 
@@ -39,14 +40,12 @@ UCC_COMMIT=211e2f60436cba7c044195acb43752aa70eab38f
 UCC_TAR_SHA256=209d1a4c654ce393f3b47a06b870e7a4910e96a47638b7440417f326bef055f3
 UCC_UCX=1.18.1
 
-UCC_GIT_MIRROR=${UCC_GIT_MIRROR:-/work/.mirror/openucx+ucc/repo}
 UCC_TAG_URL=${UCC_TAG_URL:-https://github.com/openucx/ucc/archive/refs/tags}
 
 SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
 . "$ROOT/contrib/lib/common.sh"    # log, die, fetch_verified
 LOG_FD=2                           # stdout: the prefix
 
-OBJ=$SRQUD_BUILD/ucc-obj-$UCC_VERSION
 run_step() {   # run_step NAME OUTFILE CMD...: output in OUTFILE, time logged
     local name=$1 out=$2 t0 rc
     shift 2
@@ -56,37 +55,38 @@ run_step() {   # run_step NAME OUTFILE CMD...: output in OUTFILE, time logged
     return $rc
 }
 
-fetch_upstream() {   # the pinned tag into $SRC
-    rm -rf "$SRC"
-    fetch_verified --git "$UCC_GIT_MIRROR" "v$UCC_VERSION" --prefix "ucc-$UCC_VERSION/" \
-        --url "$UCC_TAG_URL/v$UCC_VERSION.tar.gz" --commit "$UCC_COMMIT" \
-        --sha256 "$UCC_TAR_SHA256" --extract "$SRQUD_BUILD/ucc-src" \
-        "$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION.tar"
-    echo "git:v$UCC_VERSION:$UCC_COMMIT:tar-sha256:${UCC_TAR_SHA256:0:16}" > "$SRC/.srqud-source"
+link_entry() {
+    cache_link "$CACHE_ENTRY/prefix" "$SRQUD_BUILD/ucc-$UCC_VERSION"
+    cache_link "$CACHE_ENTRY/src" "$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION"
+    cache_link "$CACHE_ENTRY/obj" "$SRQUD_BUILD/ucc-obj-$UCC_VERSION"
 }
 
 UCX_PREFIX=$("$ROOT/contrib/build-ucx.sh" --ucx "$UCC_UCX" | tail -1)
-PREFIX=$SRQUD_BUILD/ucc-$UCC_VERSION
-SRC=$SRQUD_BUILD/ucc-src/ucc-$UCC_VERSION
-STAMP=$PREFIX/.srqud-stamp
-
-if [ ! -f "$SRC/.srqud-source" ]; then
-    fetch_upstream
-fi
-KEY="$UCC_VERSION $(cat "$SRC/.srqud-source") ucx:$(cat "$UCX_PREFIX/.srqud-stamp") script:$SCRIPT_HASH"
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && [ -x "$PREFIX/bin/ucc_info" ]; then
-    log "cached in $PREFIX"
-    echo "$PREFIX"
+KEY="ucc $UCC_VERSION $UCC_COMMIT ${UCC_TAR_SHA256:0:16} ucx:$(sha1sum < "$UCX_PREFIX/.srqud-stamp" | cut -c1-12) script:$SCRIPT_HASH"
+if cache_entry "ucc-$UCC_VERSION" "$KEY" && [ -x "$CACHE_ENTRY/prefix/bin/ucc_info" ]; then
+    link_entry
+    log "cached in $CACHE_ENTRY"
+    echo "$SRQUD_BUILD/ucc-$UCC_VERSION"
     exit 0
 fi
+SRC=$CACHE_ENTRY/src
+OBJ=$CACHE_ENTRY/obj
+PREFIX=$CACHE_ENTRY/prefix
+rm -rf "$CACHE_ENTRY"
+mkdir -p "$CACHE_ENTRY"
+fetch_verified --mirror openucx/ucc "v$UCC_VERSION" --prefix "ucc-$UCC_VERSION/" \
+    --url "$UCC_TAG_URL/v$UCC_VERSION.tar.gz" --commit "$UCC_COMMIT" \
+    --sha256 "$UCC_TAR_SHA256" --extract "$CACHE_ENTRY/tar" "$CACHE_ENTRY/ucc.tar"
+mv "$CACHE_ENTRY/tar/ucc-$UCC_VERSION" "$SRC"
+rm -rf "$CACHE_ENTRY/tar"
+echo "upstream:v$UCC_VERSION ($UCC_COMMIT)" > "$SRC/.srqud-source"
 log "UCC $UCC_VERSION from $(cat "$SRC/.srqud-source"), UCX $UCC_UCX ($UCX_PREFIX)"
 
 if [ ! -x "$SRC/configure" ]; then
     run_step autogen "$SRC/autogen.out" \
-        env GIT_CEILING_DIRECTORIES="$SRQUD_BUILD/ucc-src" sh -c "cd '$SRC' && ./autogen.sh" ||
+        env GIT_CEILING_DIRECTORIES="$CACHE_ENTRY" sh -c "cd '$SRC' && ./autogen.sh" ||
         { tail -30 "$SRC/autogen.out"; exit 1; }
 fi
-rm -rf "$OBJ"
 mkdir -p "$OBJ"
 cd "$OBJ"
 log "configure (about 30 s; prefix $PREFIX)"
@@ -100,20 +100,13 @@ run_step configure configure.out "$SRC/configure" --prefix="$PREFIX" \
 grep -q "define HAVE_MPI 1" config.h || die "configure found no MPI (mpicc, mpicxx)"
 
 total=$(find "$SRC/src" "$SRC/test/mpi" "$SRC/tools" -name '*.c' -o -name '*.cc' | wc -l)
-log "make -j$JOBS (about 3-5 min, ~$total files)"
-make -j"$JOBS" > make.out 2>&1 &
-pid=$!
-t0=$(date +%s)
-while kill -0 $pid 2>/dev/null; do
-    sleep 30
-    kill -0 $pid 2>/dev/null &&
-        log "... $(( ($(date +%s) - t0) / 60 )) min $(( ($(date +%s) - t0) % 60 )) s, $(find . -name '*.o' | wc -l) of ~$total files compiled"
-done
-wait $pid || { grep -B3 -A10 "error" make.out | head -60; exit 1; }
-rm -rf "$PREFIX"
+log "make -j$JOBS (about 3-5 min)"
+make_progress "$total" make.out || exit 1
 run_step install install.out make install || { tail -30 install.out; exit 1; }
 [ -x "$PREFIX/bin/ucc_test_mpi" ] || die "no ucc_test_mpi in $PREFIX/bin"
 "$PREFIX/bin/ucc_info" -v >/dev/null || die "$PREFIX/bin/ucc_info -v fails"
-echo "$KEY" > "$STAMP"
+echo "$KEY" > "$PREFIX/.srqud-stamp"
+cache_done
+link_entry
 log "installed in $PREFIX"
-echo "$PREFIX"
+echo "$SRQUD_BUILD/ucc-$UCC_VERSION"

@@ -3,57 +3,50 @@
 # Build UCX's UCT conformance suite (test/gtest/uct + common of the UCX
 # source that contrib/build-ucx.sh built) with srqud in its transport list:
 #
-#   contrib/build-ucx-gtest.sh [--ucx VERSION]   VERSION: 1.13.1 (default),
-#                                                1.18.1, 1.22.0
+#   contrib/build-ucx-gtest.sh [--ucx VERSION]   a row of
+#                                                contrib/ucx-versions.txt
 #
-# into $SRQUD_BUILD/ucx-gtest/gtest (1.13.1) or
-# $SRQUD_BUILD/ucx-gtest-VERSION/gtest, linked against the UCX of that
-# version in $SRQUD_BUILD. The list is compiled in (uct_test.h), so the
-# suite's sources are copied and that one line is patched
-# (test/ucx-gtest/srqud-VERSION.patch, else srqud.patch); nothing of UCX's
-# own tree changes. Cached by a key over the inputs. Run it in the VM with
-# test/ucx-gtest/run.sh (UCX_GTEST=path/to/gtest for another version).
+# linked against the UCX of that version in $SRQUD_BUILD. The list is
+# compiled in (uct_test.h), so the suite's sources are copied and that one
+# line is patched (test/ucx-gtest/srqud-VERSION.patch of the newest
+# version not above this one; srqud.patch for 1.13); nothing of UCX's own
+# tree changes. Cached as $SRQUD_CACHE/ucx-gtest-VERSION-KEY (the inputs'
+# hash), linked as $SRQUD_BUILD/ucx-gtest (1.13.1) or ucx-gtest-VERSION.
+# Run it in the VM with test/ucx-gtest/run.sh (UCX_GTEST=path/to/gtest for
+# another version).
 #
 set -euo pipefail
-
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 JOBS=${JOBS:-2}
 . "$ROOT/contrib/ucx-versions.sh"
-. "$ROOT/contrib/lib/common.sh"    # log, die
+. "$ROOT/contrib/lib/common.sh"    # log, die, cache_*
 ucx_version_args build-ucx-gtest "$@"
-
 UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VERSION
-if [ "$UCX_VERSION" = 1.13.1 ]; then
-    UCX_PREFIX=$SRQUD_BUILD/ucx
-    UCX_OBJ=$SRQUD_BUILD/ucx-obj
-    OUT=$SRQUD_BUILD/ucx-gtest
-    ARG=
-else
-    UCX_PREFIX=$SRQUD_BUILD/ucx-$UCX_VERSION
-    UCX_OBJ=$SRQUD_BUILD/ucx-obj-$UCX_VERSION
-    OUT=$SRQUD_BUILD/ucx-gtest-$UCX_VERSION
-    ARG=" --ucx $UCX_VERSION"
-fi
-PATCH=$ROOT/test/ucx-gtest/srqud-$UCX_VERSION.patch
-[ -f "$PATCH" ] || PATCH=$ROOT/test/ucx-gtest/srqud.patch
-STAMP=$OUT/.stamp
-
+UCX_PREFIX=$SRQUD_BUILD/ucx-$UCX_VERSION
+UCX_OBJ=$SRQUD_BUILD/ucx-obj-$UCX_VERSION
+LINK=$SRQUD_BUILD/ucx-gtest-$UCX_VERSION
+[ "$UCX_VERSION" = "$UCX_DEFAULT" ] && LINK=$SRQUD_BUILD/ucx-gtest
+PATCH=$ROOT/test/ucx-gtest/srqud.patch
+for v in $(ucx_versions --devel); do
+    [ -f "$ROOT/test/ucx-gtest/srqud-$v.patch" ] && PATCH=$ROOT/test/ucx-gtest/srqud-$v.patch
+    [ "$v" = "$UCX_VERSION" ] && break
+done
 [ -f "$UCX_SRC/test/gtest/uct/uct_test.h" ] && [ -d "$UCX_OBJ/src/ucp/.libs" ] &&
     [ -f "$UCX_PREFIX/.srqud-stamp" ] ||
-    die "run contrib/build-ucx.sh$ARG first"
+    die "run contrib/build-ucx.sh --ucx $UCX_VERSION first"
 [ -f "$UCX_SRC/test/gtest/common/googletest/gtest.cc" ] ||
     die "$UCX_SRC has no bundled googletest (test/gtest/common/googletest)"
-
 # inputs: this script, the Makefile, the patch, and the UCX build (its stamp)
 KEY=$(cat "$0" "$ROOT/test/ucx-gtest/Makefile" "$PATCH" "$UCX_PREFIX/.srqud-stamp" |
       sha1sum | cut -c1-12)
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KEY" ] && [ -x "$OUT/gtest" ]; then
-    log "cached in $OUT"
+if cache_entry "ucx-gtest-$UCX_VERSION" "$KEY" && [ -x "$CACHE_ENTRY/gtest" ]; then
+    cache_link "$CACHE_ENTRY" "$LINK"
+    log "cached in $CACHE_ENTRY"
     exit 0
 fi
-
-rm -rf "$OUT/src" "$OUT/obj" "$OUT/gtest"
+OUT=$CACHE_ENTRY
+rm -rf "$OUT"
 mkdir -p "$OUT"
 cp -a "$UCX_SRC/test/gtest" "$OUT/src"
 # srqud joins the list of transports the generic UCT tests instantiate on,
@@ -71,5 +64,6 @@ make -f "$ROOT/test/ucx-gtest/Makefile" -j"$JOBS" UCX_VERSION="$UCX_VERSION" \
     { grep -E -B2 -A12 "error" "$OUT/make.out" | head -80; exit 1; }
 log "make done in $(( $(date +%s) - t0 ))s"
 
-echo "$KEY" > "$STAMP"
-log "built $OUT/gtest"
+cache_done
+cache_link "$OUT" "$LINK"
+log "built $OUT/gtest ($PATCH)"

@@ -7,11 +7,13 @@
 #   3. srqud against that UCX, installed into its module directory
 #   4. srqud against the stock Debian UCX, for the LD_PRELOAD route
 #
-#   contrib/build.sh --ucx 1.18.1 | 1.22.0
-#       another UCX version instead (build/ucx-VERSION), and srqud against
-#       it in build/obj-VERSION: installed into the module directory of
-#       1.18.1 (its module list has srqud), into build/plugins-1.22.0 for
-#       1.22.0 (found through UCX_PLUGIN_PATH, set by contrib/env.sh)
+#   contrib/build.sh --ucx VERSION
+#       another UCX version of contrib/ucx-versions.txt instead
+#       (build/ucx-VERSION), and srqud against it in build/obj-VERSION:
+#       installed into that UCX's module directory up to 1.21 (its module
+#       list has srqud), into build/plugins-VERSION from 1.22 (found
+#       through UCX_PLUGIN_PATH, set by contrib/env.sh); "devel" is UCX's
+#       pinned development commit, configured with --enable-ucx-devel
 #   contrib/build.sh --ucc
 #       as --ucx 1.18.1, plus UCC (contrib/build-ucc.sh, build/ucc-V) and
 #       sucg's UCC TL, installed into UCC's component directory
@@ -117,16 +119,21 @@ install_packages() {
 
 install_packages
 
+. "$ROOT/contrib/ucx-versions.sh"
+ucx_pin "$UCX_VER" || die "UCX $UCX_VER is not in contrib/ucx-versions.txt"
+log "UCX $UCX_VER"
+rc=0
+"$ROOT/contrib/build-ucx.sh" --ucx "$UCX_VER" >/dev/null || rc=$?
+progress_stop
+[ $rc = 0 ] || exit $rc    # $NOSOURCE_STATUS: the source cannot be had
 if [ "$UCX_VER" = 1.13.1 ]; then
-    log "UCX 1.13.1 with srqud in its module list"
-    "$ROOT/contrib/build-ucx.sh"
     UCX_PREFIX=$SRQUD_BUILD/ucx
 else
-    log "UCX $UCX_VER"
-    "$ROOT/contrib/build-ucx.sh" --ucx "$UCX_VER"
     UCX_PREFIX=$SRQUD_BUILD/ucx-$UCX_VER
 fi
 UCX_SRC=$SRQUD_BUILD/ucx-src/ucx-$UCX_VER
+devel_args=()
+[ "$UCX_VER" = devel ] && devel_args=(--enable-ucx-devel)
 
 cd "$ROOT"
 if [ ! -x configure ] || [ configure.ac -nt configure ] ||
@@ -159,9 +166,9 @@ build_tree() {   # build_tree DIR UCX_PREFIX [CONFIGURE_ARGS...]
 if [ "$UCX_VER" != 1.13.1 ]; then
     # Another version: the transport and its tests (sucg and its MPI glue
     # are tested on the default version)
-    case $UCX_VER in
-    1.22.*) moddir=$SRQUD_BUILD/plugins-$UCX_VER ;;
-    *)      moddir=$UCX_PREFIX/lib/ucx ;;
+    case $UCX_LOADS in
+    scan) moddir=$SRQUD_BUILD/plugins-$UCX_VER ;;
+    *)    moddir=$UCX_PREFIX/lib/ucx ;;
     esac
     ucc_args=()
     if [ "$WITH_UCC" = yes ]; then
@@ -172,7 +179,7 @@ if [ "$UCX_VER" != 1.13.1 ]; then
                   --with-ucc-build="$SRQUD_BUILD/ucc-obj-${ucc_v#ucc-}")
     fi
     build_tree "$SRQUD_BUILD/obj-$UCX_VER" "$UCX_PREFIX" --without-ompi --without-mpich \
-        --with-ucx-module-dir="$moddir" "${ucc_args[@]}"
+        --with-ucx-module-dir="$moddir" "${ucc_args[@]}" "${devel_args[@]}"
     if [ "$WITH_UCC" = yes ]; then
         make -C "$SRQUD_BUILD/obj-$UCX_VER/src/sucg/ucc" install \
             > "$SRQUD_BUILD/obj-$UCX_VER/make-install-ucc.out" 2>&1 ||

@@ -9,6 +9,10 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
+# log: "== demo: MSG" on stdout; die: "demo: MSG" on stderr, status 2 (its
+# only errors are bad options)
+. "$ROOT/contrib/lib/common.sh"
+DIE_STATUS=2
 
 usage() {
     cat <<'EOF'
@@ -62,15 +66,14 @@ while [ $# -gt 0 ]; do
     -h|--help) usage; exit 0 ;;
     --rc) shift ;;
     --tls|--iter|--warmup|--csv)
-        [ $# -ge 2 ] || { echo "demo: $1 needs a value (see --help)" >&2; exit 2; }
+        [ $# -ge 2 ] || die "$1 needs a value (see --help)"
         shift 2 ;;
-    *) echo "demo: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    *) die "unknown option '$1' (see --help)" ;;
     esac
 done
 
 T0=$SECONDS
 elapsed() { echo "$(( (SECONDS - T0) / 60 )) min $(( (SECONDS - T0) % 60 )) s"; }
-say() { echo "== demo: $*"; }
 
 # What this run will change on the machine or download, before anything
 # happens, and how long it should take (2 cores)
@@ -94,21 +97,21 @@ fi
 [ -f "$SRQUD_BUILD/vm/kernel/vmlinuz" ] ||
     downloads+=("a Debian kernel package for the VM (~70 MB, apt-get download; not installed)")
 
-say "srqud beside ud_verbs and rc_verbs in ucx_perftest: build, then the Soft-RoCE VM; about $est min$([ $est -gt 3 ] || echo " (4 more if UCX must be rebuilt)")"
+log "srqud beside ud_verbs and rc_verbs in ucx_perftest: build, then the Soft-RoCE VM; about $est min$([ $est -gt 3 ] || echo " (4 more if UCX must be rebuilt)")"
 if [ ${#changes[@]} -gt 0 ]; then
-    say "changes to this machine: $(printf '%s; ' "${changes[@]}" | sed 's/; $//')"
+    log "changes to this machine: $(printf '%s; ' "${changes[@]}" | sed 's/; $//')"
 else
-    say "changes to this machine: none (packages installed; builds go to $SRQUD_BUILD)"
+    log "changes to this machine: none (packages installed; builds go to $SRQUD_BUILD)"
 fi
 [ ${#downloads[@]} -eq 0 ] ||
-    say "downloads into $SRQUD_BUILD: $(printf '%s; ' "${downloads[@]}" | sed 's/; $//')"
+    log "downloads into $SRQUD_BUILD: $(printf '%s; ' "${downloads[@]}" | sed 's/; $//')"
 
 "$ROOT/contrib/build.sh"
-say "build ready after $(elapsed)"
+log "build ready after $(elapsed)"
 
-say "booting the Soft-RoCE VM (QEMU TCG, about 10 s$([ -f "$SRQUD_BUILD/vm/kernel/vmlinuz" ] || echo "; first its kernel and initramfs, about 30 s")), then ucx_perftest in it (about 3 min)"
+log "booting the Soft-RoCE VM (QEMU TCG, about 10 s$([ -f "$SRQUD_BUILD/vm/kernel/vmlinuz" ] || echo "; first its kernel and initramfs, about 30 s")), then ucx_perftest in it (about 3 min)"
 rc=0
 "$ROOT/contrib/softroce/vm-run" --timeout 1800 -- \
     "$ROOT/contrib/bench/perftest-compare.sh" "${args[@]}" || rc=$?
-say "total wall time $(elapsed)$([ $rc = 0 ] || echo "; exit status $rc")"
+log "total wall time $(elapsed)$([ $rc = 0 ] || echo "; exit status $rc")"
 exit $rc

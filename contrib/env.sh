@@ -3,9 +3,10 @@
 #   . contrib/env.sh                      UCX 1.13.1 (the default)
 #   SRQUD_UCX=1.18.1 . contrib/env.sh     another version built with
 #                                         contrib/build.sh --ucx 1.18.1
-# UCX 1.13.1 and 1.18.1 dlopen libuct_srqud from their module directory
-# because it is in their compiled-in module list; UCX 1.22.0 finds it in
-# build/plugins-1.22.0 through UCX_PLUGIN_PATH, as a stock UCX would.
+# UCX up to 1.21 dlopens libuct_srqud from its module directory because it
+# is in its compiled-in module list; from 1.22 ("scan" in
+# contrib/ucx-versions.txt) UCX finds it in build/plugins-VERSION through
+# UCX_PLUGIN_PATH, as a stock UCX would.
 if [ -n "${BASH_SOURCE:-}" ]; then
     SRQUD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 elif [ -z "${SRQUD_ROOT:-}" ]; then
@@ -20,9 +21,11 @@ else
     UCX_PREFIX=$SRQUD_BUILD/ucx-$SRQUD_UCX
     SRQUD_OBJ=$SRQUD_BUILD/obj-$SRQUD_UCX
 fi
-case $SRQUD_UCX in
-1.22.*) UCX_PLUGIN_PATH=$SRQUD_BUILD/plugins-$SRQUD_UCX; export UCX_PLUGIN_PATH ;;
-esac
+if [ "$(awk -v v="$SRQUD_UCX" '!/^#/ && $1 == v { print $5 }' \
+        "$SRQUD_ROOT/contrib/ucx-versions.txt")" = scan ]; then
+    UCX_PLUGIN_PATH=$SRQUD_BUILD/plugins-$SRQUD_UCX
+    export UCX_PLUGIN_PATH
+fi
 PATH=$UCX_PREFIX/bin:$PATH
 LD_LIBRARY_PATH=$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # for the stock-UCX route: LD_PRELOAD=$SRQUD_PRELOAD

@@ -42,7 +42,7 @@ ARGS=("$@")
 
 mkdir -p "$OUT"
 SRC=$ROOT/test/mpi/srqud_mpi_test.c
-MPICH_VCI=$(ls -d "$SRQUD_BUILD"/mpich-vci-*/ 2>/dev/null | head -1)
+MPICH_VCI=$SRQUD_BUILD/mpich-vci/prefix/
 for m in $MPIS; do
     case $m in
     ompi)  cc=mpicc.openmpi ;;

@@ -24,9 +24,25 @@
 #       everything, with the parts CI leaves out: the other versions'
 #       longest conformance cases and the UCP checks' ud_verbs/rc_verbs
 #       references
+#   contrib/test.sh --matrix [--full]
+#       every UCX of contrib/ucx-versions.txt and the devel commit: per
+#       version its build, host unit tests, UCX's UCT conformance suite
+#       of that version and the device tests in the VM (--full: every
+#       conformance case), then loading and refusal across all of them
+#       (the documented tier whose results go in NEWS; about 20 min a
+#       version when nothing is cached)
+#   contrib/test.sh --clean-cache
+#       empty the build cache ($SRQUD_CACHE, contrib/lib/common.sh) and
+#       stop
 #
-# Exit status is non-zero if anything failed; a test that could not run
-# counts as failed. The last line is "tests: N passed, M failed".
+# Sources come from Debian's archive, a directory of local git mirrors
+# (SRQUD_GIT_MIRRORS) or the code host; a build whose source cannot be had
+# is reported "NOTRUN" with the variable to set, and so are the tests that
+# need it: not a pass, not a failure.
+#
+# Exit status is non-zero if anything failed; a test that could not run for
+# another reason counts as failed. The last line is "tests: N passed, M
+# failed, K not run".
 #
 set -uo pipefail
 
@@ -34,14 +50,21 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 cd "$ROOT"
 . "$ROOT/contrib/lib/common.sh"
+. "$ROOT/contrib/ucx-versions.sh"
 
 ONLY_UCX=
 FULL=0
+MATRIX=0
 while [ $# -gt 0 ]; do
     case $1 in
-    --ucx)  ONLY_UCX=${2:?--ucx VERSION}; shift 2 ;;
-    --full) FULL=1; shift ;;
-    *)      echo "usage: $0 [--ucx VERSION] [--full]" >&2; exit 2 ;;
+    --ucx)    ONLY_UCX=${2:?--ucx VERSION}; shift 2 ;;
+    --full)   FULL=1; shift ;;
+    --matrix) MATRIX=1; shift ;;
+    --clean-cache)
+        log "emptying the build cache $SRQUD_CACHE ($(du -sh "$SRQUD_CACHE" 2>/dev/null | cut -f1 || echo empty))"
+        rm -rf "${SRQUD_CACHE:?}"/*
+        exit 0 ;;
+    *)      echo "usage: $0 [--ucx VERSION] [--full] | --matrix [--full] | --clean-cache" >&2; exit 2 ;;
     esac
 done
 # 1.22.0's build, unit tests and loading (5 min) are left to --full for CI's time
@@ -56,19 +79,20 @@ CI_VM_UCX=${SRQUD_CI_VM_UCX-}
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
+NOTRUN_NAMES=()
 
 count_results() {   # reads "RESULT name PASS|FAIL" lines (result, contrib/lib/common.sh)
     local line name status
-    while read -r line; do
+    while IFS= read -r line; do
         case "$line" in
         RESULT\ *)
             name=$(echo "$line" | awk '{print $2}')
             status=$(echo "$line" | awk '{print $3}')
-            if [ "$status" = PASS ]; then
-                PASSED=$((PASSED + 1))
-            else
-                FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
-            fi
+            case $status in
+            PASS)   PASSED=$((PASSED + 1)) ;;
+            NOTRUN) NOTRUN_NAMES+=("$name") ;;
+            *)      FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name") ;;
+            esac
             ;;
         esac
     done
@@ -81,21 +105,36 @@ elapsed() {         # minutes:seconds since the start, for the CI time budget
 }
 
 step() {            # step NAME CMD... : one result for the whole command
-    local name=$1; shift
+    local name=$1 rc=0; shift
     echo "== $name (at $(elapsed))"
-    if "$@"; then
-        result "$name" PASS
-        PASSED=$((PASSED + 1))
-    else
-        result "$name" FAIL
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
-    fi
+    "$@" || rc=$?
+    case $rc in
+    0)  result "$name" PASS
+        PASSED=$((PASSED + 1)) ;;
+    "$NOSOURCE_STATUS")
+        # its source cannot be had here (the line above says what to set)
+        echo "RESULT $name NOTRUN (source not available)"
+        NOTRUN_NAMES+=("$name") ;;
+    *)  result "$name" FAIL
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name") ;;
+    esac
+    return $rc
+}
+
+notrun() {          # notrun NAME...: needs what a step before could not build
+    local name
+    for name in "$@"; do
+        echo "RESULT $name NOTRUN (needs a build whose source is not available)"
+        NOTRUN_NAMES+=("$name")
+    done
 }
 
 finish() {
     echo
     [ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
-    echo "tests: $PASSED passed, $FAILED failed ($(elapsed) min)"
+    [ ${#NOTRUN_NAMES[@]} -gt 0 ] &&
+        echo "not run (a source not available here; set SRQUD_GIT_MIRRORS): ${NOTRUN_NAMES[*]}"
+    echo "tests: $PASSED passed, $FAILED failed, ${#NOTRUN_NAMES[@]} not run ($(elapsed) min)"
     [ $FAILED = 0 ] && [ $PASSED -gt 0 ]
     exit $?
 }
@@ -134,15 +173,28 @@ test_other_ucx() {  # test_other_ucx VERSION
     # 1.18.1 is UCC's UCX here: with it, UCC, the UCC TL and Open MPI's
     # coll/ucc (issue 12), tested on the host (shared memory) and in the VM
     local build_args=(--ucx "$v")
-    [ "$v" = 1.18.1 ] && build_args=(--ucc)
-    step build_ucx_$n "$ROOT/contrib/build.sh" "${build_args[@]}" || return 1
+    [ "$v" = 1.18.1 ] && [ $MATRIX = 0 ] && build_args=(--ucc)
+    local rc=0
+    step build_ucx_$n "$ROOT/contrib/build.sh" "${build_args[@]}" || rc=$?
+    if [ $rc != 0 ]; then
+        [ $rc = "$NOSOURCE_STATUS" ] && notrun host_unit_tests_ucx_$n device_tests_ucx_$n
+        return 1
+    fi
     step host_unit_tests_ucx_$n sh -c "make -C '$SRQUD_BUILD/obj-$v' check > '$SRQUD_BUILD/unit-$v.out' 2>&1"
     # its UCT conformance suite (a build of ~3 min, ~12 min in the VM) is
-    # left to --full: CI runs the default version's
-    [ $FULL = 1 ] && step build_ucx_uct_gtest_$n "$ROOT/contrib/build-ucx-gtest.sh" --ucx "$v"
-    if [ "$v" = 1.18.1 ]; then
-        step build_coll_ucc "$ROOT/contrib/build-coll-ucc.sh"
-        step host_ucc_tl_tests "$ROOT/test/ucc/run.sh" --net host --quick
+    # left to --full and --matrix: CI runs the default version's
+    if [ $FULL = 1 ] || [ $MATRIX = 1 ]; then
+        step build_ucx_uct_gtest_$n "$ROOT/contrib/build-ucx-gtest.sh" --ucx "$v"
+    fi
+    if [ "$v" = 1.18.1 ] && [ $MATRIX = 0 ]; then
+        step build_coll_ucc "$ROOT/contrib/build-coll-ucc.sh" &&
+            step host_ucc_tl_tests "$ROOT/test/ucc/run.sh" --net host --quick
+    fi
+    if [ $MATRIX = 1 ]; then
+        echo "== device tests and UCT conformance suite, UCX $v"
+        SRQUD_UCX=$v SRQUD_FULL=$FULL SRQUD_MATRIX=1 run_vm --mem 8192 --timeout 3600 -- \
+            "$ROOT/contrib/vm-tests.sh" --ucx "$v"
+        return 0
     fi
     if [ $FULL = 0 ] && [ -z "$ONLY_UCX" ] && [[ " $CI_VM_UCX " != *" $v "* ]]; then
         echo "== device tests, UCX $v: with --full or --ucx $v (CI time)"
@@ -152,6 +204,19 @@ test_other_ucx() {  # test_other_ucx VERSION
     SRQUD_UCX=$v SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- \
         "$ROOT/contrib/vm-tests.sh" --ucx "$v"
 }
+
+if [ $MATRIX = 1 ]; then
+    # the default version's build first: its module takes part in the
+    # loading tests, and the others' refusals are checked against it
+    step build "$ROOT/contrib/build.sh" || finish
+    built=(1.13.1)
+    for v in $(ucx_versions --devel); do
+        [ "$v" = 1.13.1 ] && continue
+        test_other_ucx "$v" && built+=("$v")
+    done
+    load_tests "${built[@]}"
+    finish
+fi
 
 if [ -n "$ONLY_UCX" ] && [ "$ONLY_UCX" != 1.13.1 ]; then
     # the UCC TL's tests check MPI_Allgather with the default build's checker
@@ -246,9 +311,10 @@ run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 [ -n "$ONLY_UCX" ] && finish   # --ucx 1.13.1: the default version only
 
 # The other UCX versions, then loading across all of them
+built=(1.13.1)
 for v in $OTHER_UCX; do
-    test_other_ucx "$v"
+    test_other_ucx "$v" && built+=("$v")
 done
-load_tests 1.13.1 $OTHER_UCX
+load_tests "${built[@]}"
 
 finish

@@ -142,6 +142,15 @@ elif [ $ROUTE = ucx ]; then
     run ${V}_srqud_vm_test "$SRQUD_OBJ/test/gtest/srqud_vm_test" --gtest_color=no
     run ${V}_fault_drop_0_05_srqud_vm_test env UCX_SRQUD_FAULT_TX_DROP=0.05 UCX_LOG_LEVEL=error \
         "$SRQUD_OBJ/test/gtest/srqud_vm_test" --gtest_color=no --gtest_filter="$FAULT_TESTS"
+    # SRQUD_MATRIX=1 (contrib/test.sh --matrix): the above and UCX's own
+    # conformance suite of this version, for every version of the matrix
+    if [ "${SRQUD_MATRIX:-0}" = 1 ]; then
+        gtest_tier=--ci; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
+        TEST_TIMEOUT=2400 run ${V}_uct_conformance env UCX_GTEST="$SRQUD_BUILD/ucx-gtest-$UCX_VER/gtest" \
+            "$ROOT/test/ucx-gtest/run.sh" $gtest_tier
+        grep '^ucx-gtest srqud' "$LOGDIR/${V}_uct_conformance.log" | sed 's/^/    /'
+        exit $FAILED
+    fi
     # ucx_perftest over every UCP protocol of this version: with --full only
     # (CI keeps the default version's set; MPI below covers UCP here)
     if [ "${SRQUD_FULL:-0}" = 1 ]; then
@@ -161,7 +170,7 @@ elif [ $ROUTE = ucx ]; then
     # bad input
     if [ "$UCX_VER" = 1.18.1 ]; then
         TEST_TIMEOUT=900 run ${V}_ucc_tl_srqud "$ROOT/test/ucc/run.sh" --net srqud --quick
-        grep '^ucc test:' "$LOGDIR/${V}_ucc_tl_srqud.log" | sed 's/^/    /'
+        grep '^RESULT ' "$LOGDIR/${V}_ucc_tl_srqud.log" | sed 's/^RESULT/    ucc test:/'
     fi
     # UCX's own UCT conformance suite of this version, srqud cases, every
     # one: contrib/test.sh --ucx V --full (CI runs the default version's)

@@ -47,7 +47,7 @@ fails=0
 
 if [ -z "$REPORT" ]; then
 [ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
-MPICH=$(ls -d "$SRQUD_BUILD"/mpich-vci-*/ 2>/dev/null | head -1)
+MPICH=$SRQUD_BUILD/mpich-vci/prefix/
 [ -x "${MPICH}bin/mpicc" ] || { echo "no MPICH with VCIs in $SRQUD_BUILD: run contrib/build-mpich-vci.sh on the host" >&2; exit 1; }
 PROG=$B/mpi_threads_rate
 "${MPICH}bin/mpicc" -O2 -Wall -o "$PROG" "$ROOT/contrib/bench/mpi_threads_rate.c" -lpthread || exit 1

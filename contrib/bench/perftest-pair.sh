@@ -12,6 +12,12 @@
 # PERFTEST_SERVER_WRAP / PERFTEST_CLIENT_WRAP="CMD ARGS": that side runs
 # under CMD (e.g. "strace -f -c -o FILE" to count its system calls).
 #
+# log (contrib/lib/common.sh): "perftest-pair: MSG" on stderr, stdout
+# being the client's output that the callers parse
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh" || exit 1
+LOG_PREFIX='' LOG_FD=2
+
 envs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
@@ -45,8 +51,7 @@ if [ $have_ss = 1 ]; then
     waited=0
     while ! listening $port; do
         if ! kill -0 $spid 2>/dev/null || [ $waited -ge 600 ]; then
-            echo "perftest-pair: the server did not listen on port $port" \
-                 "($((waited / 10)) s)" >&2
+            log "the server did not listen on port $port ($((waited / 10)) s)"
             kill $spid 2>/dev/null
             wait $spid
             sed 's/^/[server] /' "$slog" >&2
@@ -72,11 +77,11 @@ if [ "$tmo" != 0 ]; then
         nap=$!
         trap 'kill $nap 2>/dev/null; exit 0' TERM
         wait $nap
-        echo "perftest-pair: still running after $tmo s; stopping it" >&2
+        log "still running after $tmo s; stopping it"
         for p in $cpid $spid; do
             kill -0 $p 2>/dev/null || continue
             if command -v gdb > /dev/null 2>&1; then
-                echo "perftest-pair: threads of pid $p:" >&2
+                log "threads of pid $p:"
                 gdb -p $p -batch -ex 'thread apply all bt' 2>&1 |
                     grep -E '^(Thread|#)' | sed 's/^/    /' >&2
             fi
@@ -97,7 +102,7 @@ if [ -n "$watchdog" ]; then
     wait $watchdog 2>/dev/null
 fi
 if [ $crc != 0 ] || [ $src != 0 ]; then
-    echo "perftest-pair: client exit $crc, server exit $src; the server said:" >&2
+    log "client exit $crc, server exit $src; the server said:"
     sed 's/^/[server] /' "$slog" >&2
     exit 1
 fi

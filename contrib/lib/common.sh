@@ -16,6 +16,16 @@
 #                     die unless FILE has that sha256
 #   fetch_verified [OPTIONS] FILE [PATH...]
 #                     a pinned source into FILE (see below)
+#   fetch_debian_source PACKAGE VERSION DSC_SHA256 SUITE DIR
+#                     Debian's source package, extracted into DIR
+#   make_progress TOTAL OUT [MAKE ARGS...]
+#                     make -j$JOBS in the current directory, output in
+#                     OUT, a progress line every 30 s (objects of ~TOTAL)
+#   git_mirror OWNER NAME
+#                     the local bare mirror of github.com/OWNER/NAME in
+#                     $SRQUD_GIT_MIRRORS, if there is one
+#   cache_entry NAME KEY / cache_done / cache_link TARGET LINK
+#                     the build cache (see below)
 #
 # What the lines look like, set after sourcing (defaults in brackets):
 #   LOG_NAME    NAME [the script's file name without .sh]
@@ -63,6 +73,11 @@ result() {
     [ $status = PASS ]
 }
 
+no_source() {      # no_source MSG: the source cannot be had here
+    printf '%s: source not available: %s\n' "$LOG_NAME" "$*" >&2
+    exit "$NOSOURCE_STATUS"
+}
+
 sha256_verify() {
     local got
     [ -r "$1" ] || die "$1: missing (pinned sha256 $2)"
@@ -70,11 +85,69 @@ sha256_verify() {
     [ "$got" = "$2" ] || die "$1: sha256 $got, pinned $2"
 }
 
+# Where pinned sources come from, besides Debian's archive: a directory of
+# local bare git mirrors named by SRQUD_GIT_MIRRORS (unset: none), each
+# as OWNER+NAME/repo, OWNER/NAME.git or NAME.git, e.g.
+#   git clone --mirror https://github.com/openucx/ucx $SRQUD_GIT_MIRRORS/openucx/ucx.git
+# else the code host's release tarball. A source that cannot be had ends
+# its script with status NOSOURCE_STATUS and one line saying what to set;
+# contrib/test.sh reports such a step as not run.
+NOSOURCE_STATUS=3
+
+git_mirror() {     # git_mirror OWNER NAME: prints the mirror's directory
+    local c
+    [ -n "${SRQUD_GIT_MIRRORS:-}" ] || return 1
+    for c in "$SRQUD_GIT_MIRRORS/$1+$2/repo" "$SRQUD_GIT_MIRRORS/$1/$2.git" \
+             "$SRQUD_GIT_MIRRORS/$2.git"; do
+        [ -d "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+
+# The build cache: what the build scripts make of pinned sources (UCX, its
+# conformance suite, UCC, Open MPI's coll/ucc, MPICH) lives outside the
+# checkout, in $SRQUD_CACHE (default ~/.cache/srqud), one directory per
+# name and key (the pins and the script's hash), so a fresh clone on a
+# machine that built it before only links it into $SRQUD_BUILD.
+# contrib/test.sh --clean-cache empties it.
+SRQUD_CACHE=${SRQUD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/srqud}
+
+# cache_entry NAME KEY: sets CACHE_ENTRY to NAME's directory for KEY;
+# status 0 when it is complete (cache_done ran with that KEY)
+cache_entry() {
+    CACHE_KEY=$2
+    CACHE_ENTRY=$SRQUD_CACHE/$1-$(printf '%s' "$2" | sha1sum | cut -c1-12)
+    [ -f "$CACHE_ENTRY/.srqud-cache" ] &&
+        [ "$(cat "$CACHE_ENTRY/.srqud-cache")" = "$2" ]
+}
+
+# cache_done: CACHE_ENTRY is complete. Other keys of the same NAME are
+# kept, the newest two, so that two checkouts a script apart do not
+# rebuild each other's
+cache_done() {
+    local name old
+    echo "$CACHE_KEY" > "$CACHE_ENTRY/.srqud-cache"
+    name=${CACHE_ENTRY%-*}
+    # shellcheck disable=SC2012
+    for old in $(ls -dt "$name"-???????????? 2>/dev/null | tail -n +3); do
+        log "cache: removing $old (an older key)"
+        rm -rf "$old"
+    done
+}
+
+cache_link() {     # cache_link TARGET LINK: LINK (in $SRQUD_BUILD) -> TARGET
+    mkdir -p "$(dirname "$2")"
+    rm -rf "$2"
+    ln -s "$1" "$2"
+}
+
 # fetch_verified [OPTIONS] FILE [PATH...]: a pinned tar (or any file) into
 # FILE, from a local git mirror when it has the tag, else downloaded:
 #   --git DIR TAG   git archive --format=tar of TAG in the repository DIR
 #                   (a bare mirror), PATHs only if given; used when DIR
 #                   exists and has TAG (with --commit, TAG must be it)
+#   --mirror OWNER/NAME TAG
+#                   the same from git_mirror OWNER NAME, if there is one
 #   --prefix P      git archive's --prefix (e.g. ucx-1.22.0/)
 #   --url URL       otherwise (no DIR, or TAG not in it) download URL with
 #                   curl; a URL ending in .gz is decompressed, so that the
@@ -87,10 +160,13 @@ sha256_verify() {
 # Logs where it comes from; dies (naming the pin) on any mismatch.
 fetch_verified() {
     local - git='' tag='' prefix='' url='' commit='' sha='' extract='' out got
+    local mirror_of=''
     set -o pipefail
     while [ $# -gt 0 ]; do
         case $1 in
         --git)     git=$2 tag=$3; shift 3 ;;
+        --mirror)  git=$(git_mirror "${2%/*}" "${2#*/}") || git=
+                   tag=$3; mirror_of=$2; shift 3 ;;
         --prefix)  prefix=$2; shift 2 ;;
         --url)     url=$2; shift 2 ;;
         --commit)  commit=$2; shift 2 ;;
@@ -115,14 +191,17 @@ fetch_verified() {
             "$tag" "$@" > "$out" || die "git archive $tag in $git failed"
     elif [ -n "$url" ]; then
         log "downloading $url"
-        case $url in
-        *.gz) curl -fsSL --retry 3 "$url" | gzip -dc > "$out" ;;
-        *)    curl -fsSL --retry 3 -o "$out" "$url" ;;
-        esac || die "could not download $url${git:+ (and no mirror at $git)}"
+        if ! case $url in
+             *.gz) curl -fsSL --retry 2 --connect-timeout 20 "$url" | gzip -dc > "$out" ;;
+             *)    curl -fsSL --retry 2 --connect-timeout 20 -o "$out" "$url" ;;
+             esac; then
+            rm -f "$out"
+            no_source "$out: cannot download $url${mirror_of:+, and no mirror of $mirror_of (set SRQUD_GIT_MIRRORS)}"
+        fi
     elif [ -d "$git" ]; then
         die "tag $tag not in $git"
     else
-        die "no git mirror at $git"
+        no_source "$out: no git mirror${mirror_of:+ of $mirror_of (set SRQUD_GIT_MIRRORS)}${git:+ at $git}"
     fi
     [ -z "$sha" ] || sha256_verify "$out" "$sha"
     [ -z "$commit" ] || [ "$(git get-tar-commit-id < "$out")" = "$commit" ] ||
@@ -132,4 +211,65 @@ fetch_verified() {
         tar -xf "$out" -C "$extract" || die "cannot extract $out into $extract"
         rm -f "$out"
     fi
+}
+
+# fetch_debian_source PACKAGE VERSION DSC_SHA256 SUITE DIR: Debian's source
+# package PACKAGE=VERSION of SUITE, extracted into DIR, through an apt state
+# of our own in $SRQUD_CACHE/apt-SUITE (the system's apt lists stay as they
+# are; DEBIAN_MIRROR, default deb.debian.org). The .dsc must have the
+# pinned sha256; dpkg-source checks the tarballs against the .dsc
+# (SKIP_PATCHES=1: the upstream tarball without Debian's patches). Status
+# 1 (logged) when the archive does not serve it.
+fetch_debian_source() {
+    local pkg=$1 ver=$2 dsc_sha=$3 suite=$4 dir=$5 apt dl
+    apt=$SRQUD_CACHE/apt-$suite
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" \
+             "$apt/etc/sources.list.d" "$apt/etc/preferences.d"
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${DEBIAN_MIRROR:-http://deb.debian.org/debian} $suite main" \
+        > "$apt/etc/sources.list"
+    : > "$apt/status"
+    local opts=(-o "Dir::State=$apt" -o "Dir::State::Lists=$apt/lists"
+                -o "Dir::State::status=$apt/status" -o "Dir::Cache=$apt/cache"
+                -o "Dir::Etc::SourceList=$apt/etc/sources.list"
+                -o "Dir::Etc::SourceParts=$apt/etc/sources.list.d"
+                -o "Dir::Etc::Preferences=$apt/etc/preferences"
+                -o "Dir::Etc::PreferencesParts=$apt/etc/preferences.d"
+                -o "APT::Sandbox::User=root")
+    if ! apt-get "${opts[@]}" source --print-uris "$pkg=$ver" >/dev/null 2>&1; then
+        log "apt-get update ($suite deb-src, private state in $apt; a few seconds)"
+        apt-get "${opts[@]}" update -qq >"$apt/update.out" 2>&1 ||
+            { log "apt-get update failed: $(tail -1 "$apt/update.out")"; return 1; }
+    fi
+    dl=$dir.debian
+    rm -rf "$dl" "$dir"
+    mkdir -p "$dl"
+    log "apt-get source --download-only $pkg=$ver ($suite)"
+    (cd "$dl" && apt-get "${opts[@]}" source -qq --download-only "$pkg=$ver") \
+        >"$apt/source.out" 2>&1 ||
+        { log "apt-get source $pkg=$ver failed: $(grep -m1 -E '^E:' "$apt/source.out" || tail -1 "$apt/source.out")"
+          rm -rf "$dl"; return 1; }
+    sha256_verify "$dl/${pkg}_${ver#*:}.dsc" "$dsc_sha"
+    (cd "$dl" && dpkg-source --require-strong-checksums ${SKIP_PATCHES:+--skip-patches} \
+        -x "${pkg}_${ver#*:}.dsc" "$dir") \
+        >"$dl.out" 2>&1 ||
+        { cat "$dl.out" >&2; die "dpkg-source -x ${pkg}_$ver.dsc failed"; }
+    rm -rf "$dl" "$dl.out"
+}
+
+# make_progress TOTAL OUT [MAKE ARGS...]: a long make, with a progress line
+# every 30 s; on failure the errors of OUT on stderr, status 1
+make_progress() {
+    local total=$1 out=$2 pid t0 t
+    shift 2
+    t0=$(date +%s)
+    make -j"${JOBS:-2}" "$@" > "$out" 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null; do
+        sleep 30
+        t=$(( $(date +%s) - t0 ))
+        kill -0 $pid 2>/dev/null &&
+            log "... $((t / 60)) min $((t % 60)) s, $(find . -name '*.o' | wc -l) of ~$total files compiled"
+    done
+    wait $pid || { grep -B3 -A10 "error" "$out" | head -60 >&2; return 1; }
+    log "make done in $(( $(date +%s) - t0 )) s"
 }

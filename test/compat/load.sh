@@ -5,28 +5,45 @@
 # version check need no device (srqud's config variables appear in
 # "ucx_info -c -f" once its component is registered).
 #
-#   test/compat/load.sh [VERSION...]      (default: 1.13.1 1.18.1 1.22.0)
+#   test/compat/load.sh [VERSION...]      (default: every version of
+#                                         contrib/ucx-versions.txt that
+#                                         is built, devel included)
 #
 # Needs each version built by contrib/build.sh [--ucx VERSION]. Prints one
-# "RESULT name PASS|FAIL" per check; a version that is not built fails.
+# "RESULT name PASS" or "RESULT name FAIL what-went-wrong" per check; a
+# version that is not built fails.
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/contrib/lib/common.sh"   # result
+. "$ROOT/contrib/ucx-versions.sh"  # ucx_versions, ucx_pin
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
-VERSIONS=${*:-1.13.1 1.18.1 1.22.0}
+if [ $# -gt 0 ]; then
+    VERSIONS=$*
+else
+    VERSIONS=
+    for v in $(ucx_versions --devel); do
+        [ -e "$SRQUD_BUILD/ucx-$v/bin/ucx_info" ] && VERSIONS+=" $v"
+    done
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 FAILED=0
 
 prefix_of() { [ "$1" = 1.13.1 ] && echo "$SRQUD_BUILD/ucx" || echo "$SRQUD_BUILD/ucx-$1"; }
+# the version the library reports (devel: the next release's number)
+number_of() {
+    LD_LIBRARY_PATH="$(prefix_of "$1")/lib" "$(prefix_of "$1")/bin/ucx_info" -v |
+        sed -n -e 's/^# Version \([0-9.]*\).*/\1/p' -e 's/^# Library version: \([0-9.]*\).*/\1/p' | head -1
+}
 obj_of()    { [ "$1" = 1.13.1 ] && echo "$SRQUD_BUILD/obj" || echo "$SRQUD_BUILD/obj-$1"; }
 module_of() { echo "$(obj_of "$1")/src/uct/ib/srqud/.libs/libuct_srqud.so.0"; }
 
-result() {  # result NAME OK(0/1) DETAIL
+check() {  # check NAME STATUS DETAIL: its RESULT line, DETAIL on a failure only
     if [ "$2" = 0 ]; then
-        echo "RESULT $1 PASS"
+        result "$1" PASS
     else
-        echo "RESULT $1 FAIL: $3"
+        result "$1" FAIL "$3"
         FAILED=1
     fi
 }
@@ -46,28 +63,30 @@ refused()    { grep -q "^\[srqud\] built for UCX $1 but this process runs UCX $2
 for v in $VERSIONS; do
     n=$(echo "$v" | tr . _)
     if [ ! -x "$(prefix_of "$v")/bin/ucx_info" ] || [ ! -e "$(module_of "$v")" ]; then
-        result load_$n 1 "UCX $v or srqud for it not built (contrib/build.sh --ucx $v)"
+        check load_$n 1 "UCX $v or srqud for it not built (contrib/build.sh --ucx $v)"
         continue
     fi
-    # The installed route of the version: module directory (1.13, 1.18:
-    # compiled-in module list; 1.22: directory scan) or UCX_PLUGIN_PATH
-    case $v in
-    1.22.*)
+    # The installed route of the version: module directory (up to 1.21:
+    # compiled-in module list; from 1.22: directory scan) or UCX_PLUGIN_PATH
+    ucx_pin "$v" || { check load_$n 1 "UCX $v is not in contrib/ucx-versions.txt"; continue; }
+    loads=$UCX_LOADS
+    case $loads in
+    scan)
         mkdir -p "$TMP/plugins-$n"
         cp "$(module_of "$v")" "$TMP/plugins-$n/"
         ucx_info_of "$v"; rc=$?
-        ! registered; result load_${n}_not_without_plugin_path $? "srqud present with no plugin path"
+        ! registered; check load_${n}_not_without_plugin_path $? "srqud present with no plugin path"
         ucx_info_of "$v" UCX_PLUGIN_PATH="$TMP/plugins-$n"; rc=$?
         registered && [ $rc = 0 ] && ! grep -q '^\[srqud\]' "$TMP/out"
-        result load_${n}_plugin_path $? "$(tail -3 "$TMP/out")"
+        check load_${n}_plugin_path $? "$(tail -3 "$TMP/out")"
         ucx_info_of "$v" UCX_MODULE_DIR="$TMP/plugins-$n"; rc=$?
         registered && [ $rc = 0 ]
-        result load_${n}_module_dir_scan $? "$(tail -3 "$TMP/out")"
+        check load_${n}_module_dir_scan $? "$(tail -3 "$TMP/out")"
         ;;
     *)
         ucx_info_of "$v"; rc=$?
         registered && [ $rc = 0 ] && ! grep -q '^\[srqud\]' "$TMP/out"
-        result load_${n}_module_list $? "$(tail -3 "$TMP/out")"
+        check load_${n}_module_list $? "$(tail -3 "$TMP/out")"
         ;;
     esac
     # Modules built for the other versions, into this one: refused with one
@@ -77,15 +96,16 @@ for v in $VERSIONS; do
         [ -e "$(module_of "$m")" ] || continue
         mn=$(echo "$m" | tr . _)
         ucx_info_of "$v" LD_PRELOAD="$(module_of "$m")"; rc=$?
-        refused "$m" "$v" && [ $rc = 0 ] && [ "$(grep -c '^\[srqud\]' "$TMP/out")" = 1 ]
-        result refuse_${mn}_module_on_${n}_preload $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
-        case $v in
-        1.22.*)
+        refused "$(number_of "$m")" "$(number_of "$v")" && [ $rc = 0 ] &&
+            [ "$(grep -c '^\[srqud\]' "$TMP/out")" = 1 ]
+        check refuse_${mn}_module_on_${n}_preload $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
+        case $loads in
+        scan)
             rm -rf "$TMP/foreign"; mkdir -p "$TMP/foreign"
             cp "$(module_of "$m")" "$TMP/foreign/"
             ucx_info_of "$v" UCX_PLUGIN_PATH="$TMP/foreign"; rc=$?
-            refused "$m" "$v" && [ $rc = 0 ] && ! registered
-            result refuse_${mn}_module_on_${n}_plugin_path $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
+            refused "$(number_of "$m")" "$(number_of "$v")" && [ $rc = 0 ] && ! registered
+            check refuse_${mn}_module_on_${n}_plugin_path $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
             ;;
         esac
     done

@@ -24,6 +24,10 @@
 #
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# log ("== fuzz: MSG" on stdout: contrib/test.sh reads only the RESULT
+# lines of it), result
+. "$ROOT/contrib/lib/common.sh"
+LOG_NAME=fuzz
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 SECONDS_MAX=${1:-60}
 OUT=$SRQUD_BUILD/fuzz
@@ -37,7 +41,7 @@ tool() {   # tool NAME: the first of NAME, NAME-14 on PATH
 }
 if [ -z "$(tool clang)" ] || [ -z "$(tool llvm-profdata)" ] ||
    [ -z "$(tool llvm-cov)" ]; then
-    echo "== fuzz: installing clang-14 llvm-14 with apt-get (missing)"
+    log "installing clang-14 llvm-14 with apt-get (missing)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang-14 llvm-14 \
         > "$OUT/apt-get.log" 2>&1 || tail -5 "$OUT/apt-get.log"
 fi
@@ -54,14 +58,14 @@ run_fuzz_rx() {
          $ROOT/src/uct/ib/srqud/srqud_chunk.c"
     local rc
 
-    echo "== fuzz: building fuzz_rx (clang, libFuzzer, ASan, UBSan)"
+    log "building fuzz_rx (clang, libFuzzer, ASan, UBSan)"
     # shellcheck disable=SC2086
     "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined -I"$ROOT/src" $UCX_INC \
         -include "$FUZZ/offsetof.h" \
         -o "$OUT/fuzz_rx" $SRC || return 1
 
-    echo "== fuzz: running fuzz_rx for ${SECONDS_MAX}s from $(ls "$FUZZ/corpus" | wc -l) seeds"
+    log "running fuzz_rx for ${SECONDS_MAX}s from $(ls "$FUZZ/corpus" | wc -l) seeds"
     (cd "$OUT" && "$OUT/fuzz_rx" -max_total_time="$SECONDS_MAX" \
         -print_final_stats=1 -max_len=8192 -artifact_prefix="$OUT/" \
         "$OUT/corpus" "$FUZZ/corpus" > "$OUT/fuzz_rx.log" 2>&1)
@@ -141,7 +145,7 @@ run_fuzz_path() {
         echo "fuzz_path: $STOCK_MK is missing (contrib/build.sh builds it)"
         return 1
     fi
-    echo "== fuzz: building fuzz_path (srqud + fake verbs, clang, libFuzzer, ASan, UBSan)"
+    log "building fuzz_path (srqud + fake verbs, clang, libFuzzer, ASan, UBSan)"
     # shellcheck disable=SC2086
     build_path "$OUT/path" -Wno-unknown-attributes -g -O1 -std=gnu11 \
         -fsanitize=fuzzer-no-link $san || return 1
@@ -154,7 +158,7 @@ run_fuzz_path() {
         return 1
     fi
 
-    echo "== fuzz: running fuzz_path for ${SECONDS_MAX}s from $(ls "$FUZZ/corpus_path" | wc -l) seeds"
+    log "running fuzz_path for ${SECONDS_MAX}s from $(ls "$FUZZ/corpus_path" | wc -l) seeds"
     (cd "$OUT" && UBSAN_OPTIONS=print_stacktrace=1 "$OUT/fuzz_path" \
         -max_total_time="$SECONDS_MAX" -print_final_stats=1 -max_len=8192 \
         -timeout=60 -artifact_prefix="$OUT/path-" "$OUT/corpus_path" \
@@ -171,7 +175,7 @@ run_fuzz_path() {
 # binary that replays the corpus (replay_main.c)
 coverage_fuzz_path() {
     local cov=$OUT/path-cov files="" f
-    echo "== fuzz: coverage of the receive path by fuzz_path's corpus"
+    log "coverage of the receive path by fuzz_path's corpus"
     build_path "$cov" -Wno-unknown-attributes -g -O1 -std=gnu11 \
         -fprofile-instr-generate -fcoverage-mapping || return 1
     "$CLANG" -g -O1 -fprofile-instr-generate -fcoverage-mapping \
@@ -197,12 +201,8 @@ coverage_fuzz_path() {
 
 rc_all=0
 for target in ${SRQUD_FUZZ_TARGETS:-fuzz_rx fuzz_path}; do
-    if "run_$target"; then
-        echo "RESULT $target PASS"
-    else
-        echo "RESULT $target FAIL"
-        rc_all=1
-    fi
+    "run_$target"
+    result "$target" $? || rc_all=1
     if [ "$target" = fuzz_path ]; then
         coverage_fuzz_path || echo "fuzz: no coverage report (see above)"
     fi

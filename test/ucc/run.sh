@@ -29,11 +29,16 @@
 # --net host: shared memory (the TL's UCP and UCC's tl/ucp alike); srqud
 # and rc: inside the Soft-RoCE VM, the TL's worker on that transport.
 # Open MPI's own traffic: pml ucx on the same transport. Needs
-# contrib/build.sh --ucc. Prints "ucc-tests: N passed, M failed"; exit
-# status 1 on any failure.
+# contrib/build.sh --ucc. Prints "RESULT ucc_tl_<test> PASS|FAIL (detail)"
+# per test, then "ucc-tests: N passed, M failed"; exit status 1 on any
+# failure. Its callers count the whole run as one check (contrib/test.sh's
+# step, contrib/vm-tests.sh's run).
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# result, die ("ucc-tests: MSG" on stderr)
+. "$ROOT/contrib/lib/common.sh"
+LOG_NAME=ucc-tests
 B=${SRQUD_BUILD:-$ROOT/build}
 NET=host
 QUICK=0
@@ -55,7 +60,7 @@ BAD=$B/obj-1.18.1/test/ucc/ucc_bad_input
 ALLGATHER_TEST=$B/obj/test/sucg/sucg_mpi_allgather_test_ompi
 for f in "$UCC/bin/ucc_test_mpi" "$UCC/lib/ucc/libucc_tl_sucg.so" \
          "$COLL_UCC/mca_coll_ucc.so" "$BAD" "$ALLGATHER_TEST"; do
-    [ -e "$f" ] || { echo "ucc-tests: missing $f (contrib/build.sh --ucc; contrib/build-coll-ucc.sh)"; exit 1; }
+    [ -e "$f" ] || die "missing $f (contrib/build.sh --ucc; contrib/build-coll-ucc.sh)"
 done
 # one libucp per process: UCC's UCX for MPI's pml too
 export LD_LIBRARY_PATH=$UCX_PREFIX/lib:$UCC/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -65,11 +70,13 @@ UCX_ENV+=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH" UCC_CL_BASIC_TLS=ucp,sucg,self)
 LOG=$(mktemp -d /tmp/ucc-tests.XXXXXX)
 pass=0
 fail=0
-result() {   # result NAME OK(0/1) DETAIL
+# ucc_result NAME STATUS DETAIL: the RESULT line of test NAME (log in
+# $LOG/NAME.out), counted for the summary line
+ucc_result() {
     if [ "$2" = 0 ]; then
-        pass=$((pass + 1)); echo "ucc test: $1 PASS ($3)"
+        pass=$((pass + 1)); result "ucc_tl_$1" PASS "($3)"
     else
-        fail=$((fail + 1)); echo "ucc test: $1 FAIL ($3; log $LOG/$1.out)"
+        fail=$((fail + 1)); result "ucc_tl_$1" FAIL "($3; log $LOG/$1.out)"
     fi
 }
 
@@ -99,7 +106,7 @@ out=$LOG/info.out
 { "$UCC/bin/ucc_info" -s; "$UCC/bin/ucc_info" -A; } > "$out" 2>&1
 grep -q 'sucg=5' "$out" && grep -q 'tl/sucg algorithms' "$out" &&
     grep -qE '^ +2 : +ring' "$out"
-result info $? "$(grep -o 'Default TLs scores.*' "$out")"
+ucc_result info $? "$(grep -o 'Default TLs scores.*' "$out")"
 
 # --- default: where the benchmark found tl/sucg faster --------------------
 # Untuned, tl/sucg takes a team's allgathers only when every peer is reached
@@ -118,7 +125,7 @@ for np in 2 3; do
         want="tl/ucp only"; [ $rc = 0 ] && [ "$ns" = 0 ] &&
             grep 'coll_init: Allgather' "$out" | grep -q 'TL_UCP}'
     fi
-    result "$name" $? "rc $rc, untuned: tl/sucg ran $ns allgathers, others $no; wanted $want"
+    ucc_result "$name" $? "rc $rc, untuned: tl/sucg ran $ns allgathers, others $no; wanted $want"
 done
 
 # --- ucc_test_mpi, every algorithm --------------------------------------
@@ -134,7 +141,7 @@ for alg in auto rd ring p2p_rd p2p_ring; do
             -t world,half,reverse,odd_even -M host -d int8,int32,float64 \
             -m 2:$MAXM:4 -Z $((MAXM * 16)) -I 2 -P 2 > "$out" 2>&1
         ucc_test_ok "$out" $?
-        result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no"
+        ucc_result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no"
     done
 done
 
@@ -155,7 +162,7 @@ for alg in rd ring; do
     rows=$(grep -cE '^ *[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+' "$out")
     counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
     [ $rc = 0 ] && [ "$rows" = 19 ] && [ "$ns" -gt 0 ] && [ "$no" = 0 ]
-    result "$name" $? "rc $rc, $rows of 19 sizes timed, tl/sucg ran $ns allgathers, other TLs $no"
+    ucc_result "$name" $? "rc $rc, $rows of 19 sizes timed, tl/sucg ran $ns allgathers, other TLs $no"
 done
 
 # --- Open MPI coll/ucc --------------------------------------------------
@@ -171,7 +178,7 @@ for np in $([ $QUICK = 1 ] && echo 4 || echo "2 4 5"); do
     counts=$(trace_count "$out"); ns=${counts% *}; no=${counts#* }
     line=$(grep -o 'allgather_test: np=.*errors' "$out")
     [ $rc = 0 ] && [ "$ns" -gt 0 ] && echo "$line" | grep -q ' 0 errors'
-    result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers"
+    ucc_result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers"
 done
 
 # --- bad input ----------------------------------------------------------
@@ -191,7 +198,7 @@ for np in 1 3; do
         fell_back=0
     [ $rc = 0 ] && echo "$line" | grep -q ' 0 failed' && [ "$ns" -gt 0 ] &&
         [ $fell_back = 1 ]
-    result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers, UCC's own $no"
+    ucc_result "$name" $? "rc $rc, ${line:-no summary}; tl/sucg ran $ns allgathers, UCC's own $no"
 done
 
 # --- a receive buffer that cannot be registered, on one rank -------------
@@ -212,7 +219,7 @@ for alg in rd ring; do
     ucc_test_ok "$out" $?; ok=$?
     warned=$(grep -c 'registering a receive buffer .* failed' "$out")
     [ $ok = 0 ] && [ "$warned" = 1 ]
-    result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no, $warned log line(s) of the failed registrations"
+    ucc_result "$name" $? "rc $rc, ucc_test_mpi passed ${passed:-?} failed ${failed:-?}, tl/sucg ran $ns allgathers, other TLs $no, $warned log line(s) of the failed registrations"
 done
 
 echo "ucc-tests: $pass passed, $fail failed (net $NET; logs in $LOG)"

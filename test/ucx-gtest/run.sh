@@ -14,10 +14,14 @@
 #
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRQUD_BUILD=${SRQUD_BUILD:-$(cd "$HERE/../.." && pwd)/build}
+ROOT=$(cd "$HERE/../.." && pwd)
+# die: "ucx-gtest: MSG" on stderr
+. "$ROOT/contrib/lib/common.sh"
+LOG_NAME=ucx-gtest
+SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 GTEST=${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}
 
-[ -x "$GTEST" ] || { echo "ucx-gtest: $GTEST not built (contrib/build-ucx-gtest.sh)" >&2; exit 1; }
+[ -x "$GTEST" ] || die "$GTEST not built (contrib/build-ucx-gtest.sh)"
 ci=0
 if [ "${1:-}" = --ci ]; then
     ci=1; shift

@@ -7,13 +7,16 @@
 # passes if both finish and their final total energies agree to the last
 # printed digit (same decomposition, same arithmetic: any lost or corrupted
 # halo byte changes it). Whatever qdisc is on the wire stays there.
+# Prints "RESULT wire_lammps PASS|FAIL" with both energies; a run that
+# failed is "lammps: MSG" on stderr with the end of its log, status 1.
 #
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/contrib/lib/common.sh"   # die, result
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 OUT=${SRQUD_BUILD}/vm-logs/wire/lammps
 mkdir -p "$OUT"
-command -v lmp >/dev/null || { echo "lammps: lmp missing (apt-get install lammps)"; exit 1; }
+command -v lmp >/dev/null || die "lmp missing (apt-get install lammps)"
 
 run() {   # run NAME [prefix...]: prints the final total energy
     local name=$1
@@ -28,12 +31,16 @@ run() {   # run NAME [prefix...]: prints the final total energy
     awk '/^ *Step /{t=1; next} /^Loop time/{t=0} t && NF>=6 {e=$5} END{print e}' "$OUT/$name.screen"
 }
 
-wire=$(run wire "$ROOT/test/wire/rank-on-host") || { echo "lammps: the run across the wire failed"; tail -20 "$OUT/wire.log"; exit 1; }
-ref=$(run local) || { echo "lammps: the reference run failed"; tail -20 "$OUT/local.log"; exit 1; }
+wire=$(run wire "$ROOT/test/wire/rank-on-host") ||
+    die "the run across the wire failed; its log ends:
+$(tail -20 "$OUT/wire.log")"
+ref=$(run local) ||
+    die "the reference run failed; its log ends:
+$(tail -20 "$OUT/local.log")"
 loop=$(awk '/^Loop time of/ {print $4}' "$OUT/wire.screen")
 if [ -n "$wire" ] && [ "$wire" = "$ref" ]; then
-    echo "lammps across the wire: total energy $wire (reference $ref), loop time $loop s: ok"
+    result wire_lammps PASS "total energy $wire (reference $ref), loop time $loop s"
 else
-    echo "lammps across the wire: total energy '$wire' but '$ref' on one host: FAIL"
+    result wire_lammps FAIL "total energy '$wire' but '$ref' on one host"
     exit 1
 fi

@@ -19,11 +19,13 @@
 # zero-copy pool QPs and receive buffers were added under loss, then flat
 # for 25 minutes); a leak keeps growing. Round 2, the peak and the last
 # are printed too.
-# Prints the rounds, the counters (srqud's, netem's) and a verdict; logs in
+# Prints the rounds, the counters (srqud's, netem's) and a verdict,
+# "RESULT wire_soak PASS|FAIL"; logs in
 # $SRQUD_BUILD/vm-logs/soak.
 #
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/contrib/lib/common.sh"   # log, result; srqud_counters (counters.sh)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 CHECK=$SRQUD_BUILD/obj/test/ucp/srqud_ucp_check
 WIRE=$ROOT/contrib/softroce/wire
@@ -36,7 +38,6 @@ while getopts "t:" c; do
     esac
 done
 [ "${SRQUD_WIRE:-}" = 1 ] || { echo "soak.sh: run it with vm-run --wire" >&2; exit 2; }
-. "$ROOT/contrib/lib/counters.sh"
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 
@@ -46,7 +47,7 @@ for d in wA wB; do
     # shellcheck disable=SC2086
     tc qdisc add dev $d root $QDISC || exit 1
 done
-echo "== soak: $SECS s, '$QDISC' on wA and wB, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) vCPUs, 4 processes (oversubscribed)"
+log "$SECS s, '$QDISC' on wA and wB, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) vCPUs, 4 processes (oversubscribed)"
 
 export UCX_WARN_UNUSED_ENV_VARS=n UCX_SRQUD_STATS_DUMP=y UCX_SRQUD_TIMEOUT=60s
 MPI_TEST_TIMEOUT=$((SECS + 900)) "$ROOT/contrib/mpi-tests.sh" --wire --mpi ompi --np 2 -- \
@@ -93,8 +94,8 @@ drops=$(( $($WIRE drops wA) + $($WIRE drops wB) ))
 echo "   srqud tx,retransmits,fast_retransmits,timeouts,held,reorder_dropped,dups,failures: $c"
 echo "   netem dropped $drops packets; UCP pairs $pairs, $bad failed; VmRSS growth (round $base of $rounds -> last) ${growth} %"
 if [ $mrc = 0 ] && [ $bad = 0 ] && [ "$pairs" -gt 0 ] && awk -v g="$growth" 'BEGIN { exit !(g <= 10) }'; then
-    echo "RESULT wire_soak PASS"
+    result wire_soak PASS
 else
-    echo "RESULT wire_soak FAIL (mpi exit $mrc, $bad UCP pairs failed, VmRSS growth $growth %)"
+    result wire_soak FAIL "(mpi exit $mrc, $bad UCP pairs failed, VmRSS growth $growth %)"
     exit 1
 fi

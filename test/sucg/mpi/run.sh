@@ -24,11 +24,16 @@
 #
 # Artifacts can be given one by one: OMPI_COMPONENT_DIR, OMPI_TEST,
 # PMPI_LIB, MPICH_TEST. Loopback only (tcp on lo, Open MPI's oob and
-# hydra on lo, rxe0 sits on lo). Prints "mpi-tests: N passed, M failed";
-# exit status 1 on any failure or missing artifact.
+# hydra on lo, rxe0 sits on lo). Prints "RESULT sucg_mpi_<run> PASS|FAIL"
+# per run (the run's description, lower-case words joined by "_"), then
+# "mpi-tests: N passed, M failed"; exit status 1 on any failure or missing
+# artifact. Its callers count the whole run as one check.
 #
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+# log ("== sucg-mpi: MSG"), result
+. "$ROOT/contrib/lib/common.sh"
+LOG_NAME=sucg-mpi
 B=${SRQUD_BUILD:-$ROOT/build}
 OMPI_COMPONENT_DIR=${OMPI_COMPONENT_DIR:-$B/install/lib/openmpi}
 OMPI_TEST=${OMPI_TEST:-$B/obj/test/sucg/sucg_mpi_allgather_test_ompi}
@@ -62,7 +67,11 @@ need=()
 [ $WHICH != mpich ] && need+=("$OMPI_COMPONENT_DIR/mca_coll_sucg.so" "$OMPI_TEST")
 [ $WHICH != ompi ]  && need+=("$PMPI_LIB" "$MPICH_TEST")
 for f in "${need[@]}"; do
-    [ -e "$f" ] || { echo "missing $f (contrib/build.sh builds it)"; echo "mpi-tests: 0 passed, 1 failed"; exit 1; }
+    if [ ! -e "$f" ]; then
+        result sucg_mpi_artifacts FAIL "(missing $f: contrib/build.sh builds it)"
+        echo "mpi-tests: 0 passed, 1 failed"
+        exit 1
+    fi
 done
 
 # the UCX transport of the MPI and of sucg (same UCX_TLS for both)
@@ -72,21 +81,22 @@ mpich() { sucg_mpich "$@"; }
 sucg_ompi_component_args "$OMPI_COMPONENT_DIR"
 with_component=("${SUCG_OMPI_COMPONENT_ARGS[@]}")
 
-# expect ok|fail DESC command...
+# expect ok|fail DESC command...: the RESULT line of sucg_mpi_<DESC's words>
 expect() {
-    local want=$1 desc=$2 log rc start t
+    local want=$1 desc=$2 log rc start t name
     shift 2
     log=$LOG/$(echo "$desc" | tr -c 'A-Za-z0-9=,_-' _).log
+    name=sucg_mpi_$(printf '%s' "$desc" | tr -cs 'A-Za-z0-9_' _ | tr '[:upper:]' '[:lower:]')
     start=$(date +%s.%N)
     "$@" > "$log" 2>&1
     rc=$?
     t=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     if { [ $want = ok ] && [ $rc = 0 ]; } || { [ $want = fail ] && [ $rc != 0 ] && [ $rc != 124 ]; }; then
         pass=$((pass + 1))
-        echo "ok   ${t}s $desc $(grep -h '^allgather_test:' "$log" | sed 's/^allgather_test: //')"
+        result "$name" PASS "${t}s $(grep -h '^allgather_test:' "$log" | sed 's/^allgather_test: //')"
     else
         fail=$((fail + 1))
-        echo "FAIL ${t}s $desc (rc $rc, expected $want; log $log)"
+        result "$name" FAIL "${t}s (rc $rc, expected $want; log $log)"
         grep -v '^\s*$' "$log" | head -20 | sed 's/^/    /'
     fi
 }
@@ -103,7 +113,7 @@ blk() {
 
 E=SUCG_TEST_EXPECT
 if [ $WHICH != mpich ]; then
-    echo "== Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p') + mca_coll_sucg.so (pml ucx; ${UCX_ENV[*]})"
+    log "Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p') + mca_coll_sucg.so (pml ucx; ${UCX_ENV[*]})"
     tls=(); [ $NET = host ] && tls=(UCX_TLS=sm,self)
     for np in $NPS; do
         expect ok "ompi $NET np=$np" ompi "${tls[@]}" $E=sucg $np "${with_component[@]}" \
@@ -141,7 +151,7 @@ if [ $WHICH != mpich ]; then
 fi
 
 if [ $WHICH != ompi ]; then
-    echo "== MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:\s*//p') + LD_PRELOAD=libsucg_pmpi.so (ch4:ucx; ${UCX_ENV[*]})"
+    log "MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:\s*//p') + LD_PRELOAD=libsucg_pmpi.so (ch4:ucx; ${UCX_ENV[*]})"
     # MPICH's ch4:ucx hangs in MPI_Finalize over UCX_TLS=tcp,self even
     # without the library: shared memory only on the host
     tls=(); [ $NET = host ] && tls=(UCX_TLS=sm,self)

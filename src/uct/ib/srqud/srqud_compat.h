@@ -174,6 +174,14 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_compat_all_cpus(ucs_cpu_set_t *cpus)
     }
 }
 
+#if SRQUD_UCX_AT_LEAST(1, 16)
+/* reg_alignment since 1.16: 0 would make UCP (1.17+) align every range to
+ * address 0 */
+#  define UCT_SRQUD_MD_ATTR_REG_ALIGNMENT(_attr) (_attr)->reg_alignment = 1
+#else
+#  define UCT_SRQUD_MD_ATTR_REG_ALIGNMENT(_attr) ((void)(_attr))
+#endif
+
 #if SRQUD_UCX_AT_LEAST(1, 14)
 /* v2 attributes: UCT zeroed the struct, and what stays 0 means "not
  * supported" */
@@ -193,8 +201,7 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_compat_all_cpus(ucs_cpu_set_t *cpus)
         attr->max_reg          = caps.max_reg; \
         attr->rkey_packed_size = caps.rkey_packed_size; \
         attr->reg_cost         = caps.reg_cost; \
-        /* 0 would make UCP (1.17+) align every range to address 0 */ \
-        attr->reg_alignment    = 1; \
+        UCT_SRQUD_MD_ATTR_REG_ALIGNMENT(attr); \
         uct_srqud_compat_all_cpus(&attr->local_cpus); \
         return UCS_OK; \
     }

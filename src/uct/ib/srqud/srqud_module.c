@@ -52,7 +52,9 @@ static const struct {
     const char *symbol;
 } uct_srqud_ucx_marks[] = {
     {14, "uct_md_query_v2"},
+    {15, "uct_sm_rkey_ptr"},
     {16, "uct_iface_is_reachable_params_valid"},
+    {17, "uct_md_base_md_query"},
     {18, "uct_iface_fill_info_str_buf"},
     {19, "uct_rkey_unpack_v2"},
     {20, "uct_ep_get_device_ep"},
