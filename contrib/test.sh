@@ -155,14 +155,22 @@ run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     return $rc
 }
 
+# counted NAME CMD...: CMD prints a RESULT line per check, each counted; a
+# run that printed none is a failure named NAME
+counted() {
+    local name=$1 out
+    shift
+    echo "== $name (at $(elapsed))"
+    out=$(mktemp)
+    "$@" | tee "$out"
+    count_results < "$out"
+    grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
+    rm -f "$out"
+}
+
 # How each built version loads srqud, and refuses the others' modules
 load_tests() {  # load_tests VERSION...
-    local out
-    out=$(mktemp)
-    "$ROOT/test/compat/load.sh" "$@" | tee "$out"
-    count_results < "$out"
-    grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("load$*"); }
-    rm -f "$out"
+    counted "load$*" "$ROOT/test/compat/load.sh" "$@"
 }
 
 # Another UCX version: build, host tests, VM tests
@@ -229,6 +237,12 @@ if [ -n "$ONLY_UCX" ] && [ "$ONLY_UCX" != 1.13.1 ]; then
         load_tests "$ONLY_UCX"
     fi
     finish
+fi
+
+# packages left installed by an interrupted run would put coll/sucg into
+# every Open MPI job of the tests below
+if dpkg-query -W -f='${db:Status-Status}' libsucg0 2>/dev/null | grep -q installed; then
+    counted packages_left_removed "$ROOT/contrib/build-packages.sh" --remove
 fi
 
 # --full runs LAMMPS across the two hosts of the wire (test/wire/lammps.sh)
@@ -307,6 +321,19 @@ SRQUD_FULL=$FULL run_vm --timeout 1800 --stock -- "$ROOT/contrib/vm-tests.sh" --
 echo "== two-host wire (vm-run --wire)"
 wire_tier=--quick; [ $FULL = 1 ] && wire_tier=
 run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
+
+# The packages a site installs: the release tarball (make dist), the .debs
+# (dpkg-buildpackage, lintian) and the RPMs (rpmbuild) built from it,
+# the .debs installed into this machine and checked through the installed
+# files (on the host; in the VM ucx_info -d and a perftest by route b on
+# Debian's UCX), then removed: while libsucg0 is installed every Open MPI
+# job of the machine finds coll/sucg, so this comes after the MPI tests
+echo "== packages"
+if step packages_build "$ROOT/contrib/build-packages.sh" --rpm; then
+    counted packages_install "$ROOT/contrib/build-packages.sh" --no-deb --install
+    run_vm --stock --timeout 900 -- "$ROOT/contrib/build-packages.sh" --device-check
+    counted packages_remove "$ROOT/contrib/build-packages.sh" --remove
+fi
 
 [ -n "$ONLY_UCX" ] && finish   # --ucx 1.13.1: the default version only
 

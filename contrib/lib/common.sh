@@ -256,6 +256,13 @@ fetch_debian_source() {
     rm -rf "$dl" "$dl.out"
 }
 
+# the sources compiled under the current directory: libtool's PIC and
+# non-PIC objects of one source count once
+compiled_count() {
+    find . \( -name '*.o' -o -name '*.lo' \) | sed 's|/\.libs/|/|; s|\.l\{0,1\}o$||' |
+        sort -u | wc -l
+}
+
 # make_progress TOTAL OUT [MAKE ARGS...]: a long make, with a progress line
 # every 30 s; on failure the errors of OUT on stderr, status 1
 make_progress() {
@@ -268,7 +275,7 @@ make_progress() {
         sleep 30
         t=$(( $(date +%s) - t0 ))
         kill -0 $pid 2>/dev/null &&
-            log "... $((t / 60)) min $((t % 60)) s, $(find . -name '*.o' | wc -l) of ~$total files compiled"
+            log "... $((t / 60)) min $((t % 60)) s, $(compiled_count) of ~$total files compiled"
     done
     wait $pid || { grep -B3 -A10 "error" "$out" | head -60 >&2; return 1; }
     log "make done in $(( $(date +%s) - t0 )) s"
