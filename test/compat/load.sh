@@ -58,6 +58,21 @@ ucx_info_of() {  # ucx_info_of VERSION ENV...
 }
 
 registered() { grep -q '^UCX_SRQUD_SRQ_SIZE=' "$TMP/out"; }
+
+# A process with libuct but no libucp (uct_components.c), where the module
+# tells the running UCX from libuct's exported functions: output in
+# $TMP/out, status $?
+uct_only_of() {  # uct_only_of VERSION ENV...
+    local ver=$1 prefix bin
+    shift
+    prefix=$(prefix_of "$ver")
+    bin=$TMP/uct_components-$ver
+    [ -x "$bin" ] || cc -o "$bin" "$ROOT/test/compat/uct_components.c" \
+        -I"$prefix/include" -L"$prefix/lib" -luct -lucs || return 1
+    env LD_LIBRARY_PATH="$prefix/lib" "$@" "$bin" > "$TMP/out" 2>&1
+}
+# the minor version the fingerprint names: "1.15.x" (or "1.23 or later")
+minor_of() { number_of "$1" | cut -d. -f1-2; }
 refused()    { grep -q "^\[srqud\] built for UCX $1 but this process runs UCX $2" "$TMP/out"; }
 
 for v in $VERSIONS; do
@@ -89,6 +104,21 @@ for v in $VERSIONS; do
         check load_${n}_module_list $? "$(tail -3 "$TMP/out")"
         ;;
     esac
+    # Without libucp: the module registers by the fingerprint of libuct
+    own_env=()
+    if [ "$loads" = scan ]; then
+        own_env=(UCX_PLUGIN_PATH="$TMP/plugins-$n")
+    fi
+    uct_only_of "$v" "${own_env[@]}"; rc=$?
+    if [ "$v" = devel ]; then
+        # the newest minor cannot be told from a later one without libucp:
+        # refused, as a UCX newer than the module would be
+        grep -q "^\[srqud\] built for UCX $(number_of "$v") but this process runs UCX $(minor_of "$v") or later" "$TMP/out"
+        check load_${n}_without_libucp_refused_as_newest $? "exit $rc: $(head -3 "$TMP/out")"
+    else
+        [ $rc = 0 ] && grep -qx srqud "$TMP/out" && ! grep -q '^\[srqud\]' "$TMP/out"
+        check load_${n}_without_libucp $? "exit $rc: $(head -3 "$TMP/out")"
+    fi
     # Modules built for the other versions, into this one: refused with one
     # line naming both versions, and the process goes on
     for m in $VERSIONS; do
@@ -99,6 +129,9 @@ for v in $VERSIONS; do
         refused "$(number_of "$m")" "$(number_of "$v")" && [ $rc = 0 ] &&
             [ "$(grep -c '^\[srqud\]' "$TMP/out")" = 1 ]
         check refuse_${mn}_module_on_${n}_preload $? "exit $rc: $(grep -m3 -E 'srqud|rror|ault' "$TMP/out")"
+        uct_only_of "$v" LD_PRELOAD="$(module_of "$m")"; rc=$?
+        [ $rc = 0 ] && grep -q "^\[srqud\] built for UCX $(number_of "$m") but this process runs UCX $(minor_of "$v")" "$TMP/out"
+        check refuse_${mn}_module_on_${n}_without_libucp $? "exit $rc: $(head -3 "$TMP/out")"
         case $loads in
         scan)
             rm -rf "$TMP/foreign"; mkdir -p "$TMP/foreign"
