@@ -192,7 +192,7 @@ fetch_verified() {
     elif [ -n "$url" ]; then
         log "downloading $url"
         if ! case $url in
-             *.gz) curl -fsSL --retry 2 --connect-timeout 20 "$url" | gzip -dc > "$out" ;;
+             *.gz) curl -fsSL --retry 2 --connect-timeout 20 "$url" | gzip -dc 2>/dev/null > "$out" ;;
              *)    curl -fsSL --retry 2 --connect-timeout 20 -o "$out" "$url" ;;
              esac; then
             rm -f "$out"
