@@ -367,29 +367,188 @@ static void sink_cts(sconn_t *sc, sink_t *s, unsigned window, uint8_t m)
 }
 
 
+/* A zero-copy status answer (ZFIN, ZCTS, ZACK) of transfer @a xfer_id */
+static void sc_zstatus(sconn_t *sc, uint8_t ctl, uint32_t xfer_id,
+                       uint16_t round, ucs_status_t status, uint8_t m)
+{
+    uct_srqud_zhdr_t zack;
+
+    memset(&zack, 0, sizeof(zack));
+    zack.xfer_id = xfer_id;
+    zack.round   = round;
+    zack.status  = status;
+    sc_answer(sc, ctl, &zack, sizeof(zack), NULL, 0, m);
+}
+
+
+/* A put: acknowledged, or (m2) refused with a status srqud sent or not */
+static void sc_on_rma_put(sconn_t *sc, const uct_srqud_neth_t *n,
+                          const void *payload, size_t plen, uint8_t m,
+                          uint8_t m2)
+{
+    const uct_srqud_rma_hdr_t *rh = payload;
+    uct_srqud_rma_refusal_t refusal;
+
+    if ((m2 & 3) != 3) {
+        return;
+    }
+    /* refused: the refusal carries the acknowledgement */
+    refusal.op_id     = (plen >= sizeof(*rh)) ? rh->op_id : 0;
+    refusal.id        = ++G.peers[sc->peer].refusal_ids;
+    refusal.first_psn = n->psn;
+    refusal.last_psn  = n->psn;
+    refusal.status    = (m2 & 4) ? UCS_ERR_INVALID_ADDR : -77;
+    sc_answer(sc, UCT_SRQUD_CTL_RMA_REFUSE, &refusal, sizeof(refusal), NULL,
+              0, m);
+}
+
+
+/* A get over the copy path: the pattern of the peer's memory, or refused */
+static void sc_on_rma_get(sconn_t *sc, const void *payload, size_t plen,
+                          uint8_t m, uint8_t m2)
+{
+    const uct_srqud_rma_hdr_t *rh = payload;
+    uct_srqud_rma_reply_t reply;
+    uint8_t data[FV_MAX_PKT];
+    uint32_t i;
+
+    if (plen < sizeof(*rh)) {
+        return;
+    }
+    reply.op_id  = rh->op_id;
+    reply.frag   = rh->frag;
+    reply.status = ((m2 & 7) == 7) ? UCS_ERR_INVALID_ADDR : UCS_OK;
+    if (reply.status != UCS_OK) {
+        sc_answer(sc, UCT_SRQUD_CTL_RMA_REPLY, &reply, sizeof(reply), NULL, 0,
+                  m);
+        return;
+    }
+    for (i = 0; (i < rh->length) && (i < sizeof(data)); ++i) {
+        data[i] = pattern(rh->remote_addr + i, 0);
+    }
+    sc_answer(sc, UCT_SRQUD_CTL_RMA_REPLY, &reply, sizeof(reply), data,
+              ucs_min(rh->length, sizeof(data)), m);
+}
+
+
+/* A zero-copy get: the peer sends the chunks it was asked for, or is busy */
+static void sc_on_zget(sconn_t *sc, const uct_srqud_zhdr_t *zh, size_t plen,
+                       uint8_t m, uint8_t m2)
+{
+    job_t *j;
+
+    if ((m2 & 7) == 7) {
+        /* busy: the get takes the copy path */
+        sc_zstatus(sc, UCT_SRQUD_CTL_ZFIN, zh->xfer_id, zh->round,
+                   (m2 & 8) ? UCS_ERR_BUSY : UCS_ERR_INVALID_ADDR, m);
+        return;
+    }
+    j = job_new(sc->peer, 0, (int)(sc - G.sconn), zh, (const void*)(zh + 1),
+                (plen - sizeof(*zh)) / sizeof(uct_srqud_zrange_t),
+                zh->remote_addr, zh->length, 0);
+    if (j != NULL) {
+        job_send(j, m2 >> 3, m);
+    }
+}
+
+
+/* The sink of the put @a zh: its own, a free one, or one taken over */
+static sink_t *sc_sink_claim(sconn_t *sc, const uct_srqud_zhdr_t *zh,
+                             uint8_t m2)
+{
+    sink_t *sink = sink_find(sc->peer, zh->xfer_id);
+    uint32_t i;
+
+    if (sink != NULL) {
+        return sink;
+    }
+    for (i = 0; (i < MAX_SINKS) && (sink == NULL); ++i) {
+        if (!G.sinks[i].used) {
+            sink = &G.sinks[i];
+        }
+    }
+    if (sink == NULL) {
+        sink = &G.sinks[m2 % MAX_SINKS];
+    }
+    memset(sink, 0, sizeof(*sink));
+    sink->used    = 1;
+    sink->peer    = sc->peer;
+    sink->sc      = (int)(sc - G.sconn);
+    sink->xfer_id = zh->xfer_id;
+    sink->length  = zh->length;
+    sink->chunk   = ucs_max(ucs_min(zh->chunk, CHUNK), 256);
+    sink->tag     = m2 & 0xf;
+    return sink;
+}
+
+
+/* A zero-copy put: the peer's sink offers chunks (ZCTS), is busy, or (m2)
+ * answers BUSY while the round it offered is sending */
+static void sc_on_zput(sconn_t *sc, const uct_srqud_zhdr_t *zh, uint8_t m,
+                       uint8_t m2)
+{
+    sink_t *sink = sc_sink_claim(sc, zh, m2);
+
+    if ((m2 & 7) == 6) {
+        /* no pool QP here: the copy path */
+        sc_zstatus(sc, UCT_SRQUD_CTL_ZCTS, zh->xfer_id, 0, UCS_ERR_BUSY, m);
+        sink->used = 0;
+        return;
+    }
+    sink->round = 0;
+    sink_cts(sc, sink, 8 + (m2 >> 3) * 8, m);
+    if ((m2 & 7) == 4) {
+        sc_zstatus(sc, UCT_SRQUD_CTL_ZCTS, zh->xfer_id, (m2 & 0x40) ? 2 : 0,
+                   UCS_ERR_BUSY, m);
+    }
+}
+
+
+/* The end of a put's round: acknowledged when every chunk landed (or
+ * failed, m2), else the missing chunks are offered again */
+static void sc_on_zfin(sconn_t *sc, const uct_srqud_zhdr_t *zh, uint8_t m,
+                       uint8_t m2)
+{
+    sink_t *sink = sink_find(sc->peer, zh->xfer_id);
+    uint32_t nchunks, c;
+
+    if (sink == NULL) {
+        return;
+    }
+    nchunks = (sink->length + sink->chunk - 1) / sink->chunk;
+    for (c = 0; (c < nchunks) && (c < MAX_CHUNKS); ++c) {
+        if (!(sink->got[c / 64] & (1ull << (c % 64)))) {
+            break;
+        }
+    }
+    if ((c == nchunks) || ((m2 & 7) == 5)) {
+        sc_zstatus(sc, UCT_SRQUD_CTL_ZACK, zh->xfer_id, zh->round,
+                   ((m2 & 7) == 5) ? UCS_ERR_IO_ERROR : UCS_OK, m);
+        sink->used = 0;
+    } else {
+        sink_cts(sc, sink, 8 + (m2 >> 3) * 8, m);
+    }
+}
+
+
 /* What srqud's active ep asked, in order: the peer acts on it */
 static void sc_request(sconn_t *sc, const fv_send_t *s, uint8_t m, uint8_t m2)
 {
     const uct_srqud_neth_t *n = (const void*)s->data;
     const void *payload        = n + 1;
     size_t plen                = s->len - sizeof(*n);
-    uint8_t data[FV_MAX_PKT];
-    const uct_srqud_rma_hdr_t *rh;
-    const uct_srqud_zhdr_t *zh;
-    uct_srqud_rma_reply_t reply;
-    uct_srqud_rma_refusal_t refusal;
-    uct_srqud_zhdr_t zack;
-    sink_t *sink;
-    job_t *j;
-    uint32_t i, nchunks, c;
+    const uct_srqud_zhdr_t *zh = payload;
+    int zcopy;
 
     if (!(n->flags & UCT_SRQUD_PACKET_FLAG_CTL)) {
         return; /* an AM: acknowledged, nothing more */
     }
 
-    if ((n->ctl >= UCT_SRQUD_CTL_ZGET) && (n->ctl <= UCT_SRQUD_CTL_ZACK) &&
-        (plen >= sizeof(uct_srqud_zhdr_t))) {
-        zh = payload;
+    zcopy = (n->ctl >= UCT_SRQUD_CTL_ZGET) && (n->ctl <= UCT_SRQUD_CTL_ZACK);
+    if (zcopy && (plen < sizeof(*zh))) {
+        return;
+    }
+    if (zcopy) {
         TRACE("  zhdr: xfer %u round %u status %d ranges %u qpn 0x%x addr "
               "0x%lx length %lu chunk %u count %u", zh->xfer_id, zh->round,
               zh->status, zh->num_ranges, zh->qpn,
@@ -399,132 +558,19 @@ static void sc_request(sconn_t *sc, const fv_send_t *s, uint8_t m, uint8_t m2)
 
     switch (n->ctl) {
     case UCT_SRQUD_CTL_RMA_PUT:
-        if ((m2 & 3) == 3) {
-            /* refused: the refusal carries the acknowledgement */
-            rh              = payload;
-            refusal.op_id   = (plen >= sizeof(*rh)) ? rh->op_id : 0;
-            refusal.id      = ++G.peers[sc->peer].refusal_ids;
-            refusal.first_psn = n->psn;
-            refusal.last_psn  = n->psn;
-            refusal.status  = (m2 & 4) ? UCS_ERR_INVALID_ADDR : -77;
-            sc_answer(sc, UCT_SRQUD_CTL_RMA_REFUSE, &refusal, sizeof(refusal),
-                      NULL, 0, m);
-        }
+        sc_on_rma_put(sc, n, payload, plen, m, m2);
         break;
     case UCT_SRQUD_CTL_RMA_GET:
-        if (plen < sizeof(*rh)) {
-            break;
-        }
-        rh           = payload;
-        reply.op_id  = rh->op_id;
-        reply.frag   = rh->frag;
-        reply.status = ((m2 & 7) == 7) ? UCS_ERR_INVALID_ADDR : UCS_OK;
-        for (i = 0; (i < rh->length) && (i < sizeof(data)); ++i) {
-            data[i] = pattern(rh->remote_addr + i, 0);
-        }
-        if (reply.status == UCS_OK) {
-            sc_answer(sc, UCT_SRQUD_CTL_RMA_REPLY, &reply, sizeof(reply),
-                      data, ucs_min(rh->length, sizeof(data)), m);
-        } else {
-            sc_answer(sc, UCT_SRQUD_CTL_RMA_REPLY, &reply, sizeof(reply),
-                      NULL, 0, m);
-        }
+        sc_on_rma_get(sc, payload, plen, m, m2);
         break;
     case UCT_SRQUD_CTL_ZGET:
-        if (plen < sizeof(*zh)) {
-            break;
-        }
-        zh = payload;
-        if ((m2 & 7) == 7) {
-            /* busy: the get takes the copy path */
-            memset(&zack, 0, sizeof(zack));
-            zack.xfer_id = zh->xfer_id;
-            zack.round   = zh->round;
-            zack.status  = (m2 & 8) ? UCS_ERR_BUSY : UCS_ERR_INVALID_ADDR;
-            sc_answer(sc, UCT_SRQUD_CTL_ZFIN, &zack, sizeof(zack), NULL, 0, m);
-            break;
-        }
-        j = job_new(sc->peer, 0, (int)(sc - G.sconn), zh,
-                    (const void*)(zh + 1),
-                    (plen - sizeof(*zh)) / sizeof(uct_srqud_zrange_t),
-                    zh->remote_addr, zh->length, 0);
-        if (j != NULL) {
-            job_send(j, m2 >> 3, m);
-        }
+        sc_on_zget(sc, zh, plen, m, m2);
         break;
     case UCT_SRQUD_CTL_ZPUT:
-        if (plen < sizeof(*zh)) {
-            break;
-        }
-        zh   = payload;
-        sink = sink_find(sc->peer, zh->xfer_id);
-        if (sink == NULL) {
-            for (i = 0; i < MAX_SINKS; ++i) {
-                if (!G.sinks[i].used) {
-                    sink = &G.sinks[i];
-                    break;
-                }
-            }
-            if (sink == NULL) {
-                sink = &G.sinks[m2 % MAX_SINKS];
-            }
-            memset(sink, 0, sizeof(*sink));
-            sink->used    = 1;
-            sink->peer    = sc->peer;
-            sink->sc      = (int)(sc - G.sconn);
-            sink->xfer_id = zh->xfer_id;
-            sink->length  = zh->length;
-            sink->chunk   = ucs_min(zh->chunk, CHUNK);
-            sink->tag     = m2 & 0xf;
-            if (sink->chunk < 256) {
-                sink->chunk = 256;
-            }
-        }
-        if ((m2 & 7) == 6) {
-            /* no pool QP here: the copy path */
-            memset(&zack, 0, sizeof(zack));
-            zack.xfer_id = zh->xfer_id;
-            zack.status  = UCS_ERR_BUSY;
-            sc_answer(sc, UCT_SRQUD_CTL_ZCTS, &zack, sizeof(zack), NULL, 0, m);
-            sink->used = 0;
-            break;
-        }
-        sink->round = 0;
-        sink_cts(sc, sink, 8 + (m2 >> 3) * 8, m);
-        if ((m2 & 7) == 4) {
-            /* and at once a BUSY for it, while its round is sending */
-            memset(&zack, 0, sizeof(zack));
-            zack.xfer_id = zh->xfer_id;
-            zack.round   = (m2 & 0x40) ? 2 : 0;
-            zack.status  = UCS_ERR_BUSY;
-            sc_answer(sc, UCT_SRQUD_CTL_ZCTS, &zack, sizeof(zack), NULL, 0, m);
-        }
+        sc_on_zput(sc, zh, m, m2);
         break;
     case UCT_SRQUD_CTL_ZFIN:
-        if (plen < sizeof(*zh)) {
-            break;
-        }
-        zh   = payload;
-        sink = sink_find(sc->peer, zh->xfer_id);
-        if (sink == NULL) {
-            break;
-        }
-        nchunks = (sink->length + sink->chunk - 1) / sink->chunk;
-        for (c = 0; (c < nchunks) && (c < MAX_CHUNKS); ++c) {
-            if (!(sink->got[c / 64] & (1ull << (c % 64)))) {
-                break;
-            }
-        }
-        if ((c == nchunks) || ((m2 & 7) == 5)) {
-            memset(&zack, 0, sizeof(zack));
-            zack.xfer_id = zh->xfer_id;
-            zack.round   = zh->round;
-            zack.status  = ((m2 & 7) == 5) ? UCS_ERR_IO_ERROR : UCS_OK;
-            sc_answer(sc, UCT_SRQUD_CTL_ZACK, &zack, sizeof(zack), NULL, 0, m);
-            sink->used = 0;
-        } else {
-            sink_cts(sc, sink, 8 + (m2 >> 3) * 8, m);
-        }
+        sc_on_zfin(sc, zh, m, m2);
         break;
     default:
         break;
