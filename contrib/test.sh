@@ -150,6 +150,10 @@ run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     if ! grep -q "^RESULT " "$out"; then
         # the VM did not run the tests at all: that is a failure
         FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$*")
+    elif [ "$rc" != 0 ] && ! grep -q "^RESULT [^ ]* FAIL" "$out"; then
+        # it stopped part way (a timeout, the VM killed): the checks after
+        # it never ran
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$* (exit $rc)")
     fi
     rm -f "$out"
     return $rc
