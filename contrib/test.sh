@@ -159,16 +159,26 @@ run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     return $rc
 }
 
-# counted NAME CMD...: CMD prints a RESULT line per check, each counted; a
-# run that printed none is a failure named NAME
+# counted NAME [--expect "N..."] CMD...: CMD prints a RESULT line per
+# check, each counted; a run that printed none (with --expect: one of
+# those names missing) is a failure of NAME (of each missing name)
 counted() {
-    local name=$1 out
+    local name=$1 expect='' out n
     shift
+    if [ "$1" = --expect ]; then
+        expect=$2
+        shift 2
+    fi
     echo "== $name (at $(elapsed))"
     out=$(mktemp)
     "$@" | tee "$out"
     count_results < "$out"
-    grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
+    if [ -z "$expect" ]; then
+        grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
+    fi
+    for n in $expect; do
+        grep -q "^RESULT $n " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$n"); }
+    done
     rm -f "$out"
 }
 
@@ -274,20 +284,9 @@ step host_model_uuar /usr/bin/python3 "$ROOT/contrib/bench/threads_model.py" --c
 # receive path (srqud's files over fake verbs, with fake peers and the
 # user's operations interleaved); two RESULT lines, and a run that printed
 # either not is a failure
-fuzz_tests() {
-    local out name
-    out=$(mktemp)
-    echo "== host_fuzz (at $(elapsed))"
-    "$ROOT/test/fuzz/run.sh" "$@" | tee "$out"
-    count_results < "$out"
-    for name in fuzz_rx fuzz_path; do
-        grep -q "^RESULT $name " "$out" ||
-            { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
-    done
-    rm -f "$out"
-}
 fuzz_s=30; [ $FULL = 1 ] && fuzz_s=300
-fuzz_tests "${SRQUD_FUZZ_SECONDS:-$fuzz_s}"
+counted host_fuzz --expect "fuzz_rx fuzz_path" "$ROOT/test/fuzz/run.sh" \
+    "${SRQUD_FUZZ_SECONDS:-$fuzz_s}"
 
 # sucg in MPI on the host (UCX of build/ucx over shared memory and tcp on
 # lo): Open MPI + mca_coll_sucg.so and MPICH + libsucg_pmpi.so, 2..8 ranks,
