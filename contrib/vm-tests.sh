@@ -34,13 +34,31 @@ FAILED=0
 run() {      # run NAME CMD... : output to the log, tail on failure
     local name=$1; shift
     local log=$LOGDIR/$name.log
-    local t0=$SECONDS
+    local t0=$SECONDS tmo=${TEST_TIMEOUT:-600}
     echo "---- $name: $*" > "$log"
-    timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$@" >> "$log" 2>&1
+    timeout --kill-after=10 "$tmo" "$@" >> "$log" 2>&1 &
+    local pid=$!
+    # a hang leaves every thread's stack in the log before the kill
+    (
+        sleep $((tmo - 20)) < /dev/null > /dev/null 2>&1 &
+        nap=$!
+        trap 'kill $nap 2>/dev/null; exit 0' TERM
+        wait $nap
+        echo "---- $name: still running after $((tmo - 20)) s; the stacks:"
+        # shellcheck disable=SC2046
+        thread_stacks $(ps -o pid= --ppid $pid)
+    ) >> "$log" 2>&1 &
+    local watch=$!
+    wait $pid
     local rc=$?
+    kill $watch 2>/dev/null
+    wait $watch 2>/dev/null
     # the seconds each check took: CI's time budget is watched per check
     result "$name" $rc "($((SECONDS - t0)) s)" || FAILED=1
     if [ $rc != 0 ]; then
+        # a hang's stacks (this watch's or sucg_launch's), then the end
+        sed -n '/stacks:$\|^launcher: timeout after/,$p' "$log" |
+            head -400 | sed "s/^/    [$name] /"
         tail -40 "$log" | sed "s/^/    [$name] /"
     fi
     return $rc

@@ -26,6 +26,10 @@
 #                     $SRQUD_GIT_MIRRORS, if there is one
 #   cache_entry NAME KEY / cache_done / cache_link TARGET LINK
 #                     the build cache (see below)
+#   thread_stacks PID...
+#                     every thread's stack of each PID and of its
+#                     descendants, on stdout (with gdb; a line saying so
+#                     without): what a hang leaves to read after the kill
 #
 # What the lines look like, set after sourcing (defaults in brackets):
 #   LOG_NAME    NAME [the script's file name without .sh]
@@ -60,6 +64,24 @@ log() {
 die() {
     printf '%s: %s%s\n' "$LOG_NAME" "$DIE_PREFIX" "$*" >&2
     exit "$DIE_STATUS"
+}
+
+thread_stacks() {
+    local pid kids
+    for pid in "$@"; do
+        [ -r "/proc/$pid/cmdline" ] || continue
+        echo "threads of pid $pid ($(tr '\0' ' ' < "/proc/$pid/cmdline" | cut -c1-160)):"
+        if command -v gdb > /dev/null 2>&1; then
+            gdb -p "$pid" -batch -ex 'thread apply all bt 40' 2>&1 < /dev/null |
+                grep -E '^(Thread|#)' | sed 's/^/    /'
+        else
+            echo "    (no gdb here: no stacks)"
+        fi
+        kids=$(ps -o pid= --ppid "$pid" 2>/dev/null)
+        # shellcheck disable=SC2086
+        [ -n "$kids" ] && thread_stacks $kids
+    done
+    return 0
 }
 
 result() {

@@ -37,10 +37,30 @@ extra=${SRQUD_GTEST_EXCLUDE:-}
 exclude=$exclude${extra:+:$extra}
 filter="srqud/*${exclude:+-$exclude}"
 
+# A case that runs for SRQUD_GTEST_CASE_LIMIT seconds (default 900, the
+# suite's own; the longest takes about 60 on an idle VM) fails (gtest -t)
+# and the next case runs; its threads' stacks go to the output 60 s before
+case_limit=${SRQUD_GTEST_CASE_LIMIT:-900}
 log=$(mktemp)
 UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn \
-    "$GTEST" --gtest_filter="$filter" --gtest_color=no "$@" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
+    "$GTEST" --gtest_filter="$filter" --gtest_color=no -t "$case_limit" "$@" > "$log" 2>&1 &
+gtest_pid=$!
+tail -n +1 -f --pid=$gtest_pid "$log" &
+case_now= case_since=$SECONDS
+while kill -0 $gtest_pid 2>/dev/null; do
+    sleep 5
+    running=$(grep '^\[ RUN' "$log" | tail -1)
+    if [ "$running" != "$case_now" ]; then
+        case_now=$running case_since=$SECONDS
+    elif [ $((SECONDS - case_since)) -ge $((case_limit - 60)) ]; then
+        echo "ucx-gtest: ${running#*] } still running after $((SECONDS - case_since)) s; its stacks:"
+        thread_stacks $gtest_pid
+        case_since=$((SECONDS + case_limit))   # once per case
+    fi
+done
+wait $gtest_pid
+rc=$?
+sleep 1   # tail's last lines
 
 passed=$(grep -c '^\[       OK \]' "$log")
 skipped=$(grep -c '^\[     SKIP \]' "$log")

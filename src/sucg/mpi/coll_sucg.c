@@ -8,7 +8,11 @@
  * MCA parameters (ompi_info --param coll sucg --level 9):
  *   coll_sucg_priority  (40: above tuned's 30; negative disables)
  *   coll_sucg_enable    (1)
- *   coll_sucg_min_bytes / coll_sucg_max_bytes  per-rank block bytes range
+ *   coll_sucg_tune      where sucg runs: communicator sizes, per-rank block
+ *                       bytes, transports (sucg_mpi_tune.h; default
+ *                       SUCG_MPI_TUNE_DEFAULT, the measured wins); every
+ *                       other call goes to the previous module (tuned)
+ *   coll_sucg_min_bytes / coll_sucg_max_bytes  per-rank block bytes bounds
  *   coll_sucg_verbose   (0; 1 groups, 2 every call and the sucg config)
  *
  * The module only provides coll_allgather. At enable it saves (and retains)
@@ -42,6 +46,7 @@ static int sucg_enable    = 1;
 static unsigned long sucg_min_bytes = 1;
 static unsigned long sucg_max_bytes = (unsigned long)-1;
 static int sucg_verbose   = 0;
+static char *sucg_tune    = SUCG_MPI_TUNE_DEFAULT;
 static int sucg_closed    = 0;
 
 static int  mca_coll_sucg_register(void);
@@ -93,6 +98,13 @@ static int mca_coll_sucg_register(void)
         "all ranks",
         MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, 0, 0, OPAL_INFO_LVL_6,
         MCA_BASE_VAR_SCOPE_READONLY, &sucg_max_bytes);
+    (void)mca_base_component_var_register(c, "tune",
+        "Where MPI_Allgather runs through sucg: TRANSPORT:[SIZES]:LO-HI "
+        "ranges separated by '#' (e.g. rc_verbs:[4-8]:1M-inf#shm:[2]:0-inf; "
+        "'*' for any transport or size; empty: nowhere). Must be equal on "
+        "all ranks",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6,
+        MCA_BASE_VAR_SCOPE_READONLY, &sucg_tune);
     (void)mca_base_component_var_register(c, "verbose",
         "1: report group creation/destruction, 2: every call and the sucg "
         "configuration",
@@ -112,6 +124,7 @@ static int mca_coll_sucg_open(void)
     sucg_mpi_config.min_bytes = sucg_min_bytes;
     sucg_mpi_config.max_bytes = sucg_max_bytes;
     sucg_mpi_config.verbose   = sucg_verbose;
+    sucg_mpi_config_tune((sucg_tune != NULL) ? sucg_tune : "", "coll_sucg_tune");
     /* keep pml and the other engines moving while sucg spins */
     sucg_mpi_config.progress  = mca_coll_sucg_progress;
     sucg_closed               = 0;

@@ -90,6 +90,21 @@ void sucg_mpi_config_from_env(void)
     sucg_mpi_config.max_bytes = sucg_mpi_env_size("SUCG_MPI_MAX_BYTES",
                                                   (size_t)-1);
     sucg_mpi_config.verbose   = (int)sucg_mpi_env_size("SUCG_MPI_VERBOSE", 0);
+    sucg_mpi_config_tune(getenv("SUCG_MPI_TUNE"), "SUCG_MPI_TUNE");
+}
+
+void sucg_mpi_config_tune(const char *str, const char *var)
+{
+    char err[160];
+
+    if (str == NULL) {
+        str = SUCG_MPI_TUNE_DEFAULT;
+    }
+    if (sucg_mpi_tune_parse(str, &sucg_mpi_config.tune, err,
+                            sizeof(err)) != 0) {
+        fprintf(stderr, "[sucg-mpi] warning: %s='%s': %s; MPI_Allgather is "
+                "the MPI's own\n", var, str, err);
+    }
 }
 
 /* ---- process-wide UCP context ----------------------------------------- */
@@ -294,7 +309,74 @@ typedef struct {
     int64_t ok;
     int64_t id;
     int64_t addr_len;
+    int64_t tune_ok;     /* sucg_mpi_tune_mask_t */
 } sucg_mpi_agree_t;
+
+/*
+ * The transports of an endpoint's lanes, from UCP's own description of it
+ * (ucp_ep_query has no transports before UCX 1.14): each lane's line reads
+ * "lane[N]: RSC:TRANSPORT/DEVICE.PATH md[M] ...". Returns how many.
+ */
+static int sucg_mpi_ep_tls(ucp_ep_h ep, char (*names)[SUCG_MPI_TUNE_NAME_LEN],
+                           int max)
+{
+    char *text = NULL, *line, *save = NULL;
+    size_t len = 0;
+    int n = 0, rsc, k, dup;
+    FILE *f;
+
+    f = open_memstream(&text, &len);
+    if (f == NULL) {
+        return 0;
+    }
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    for (line = strtok_r(text, "\n", &save); (line != NULL) && (n < max);
+         line = strtok_r(NULL, "\n", &save)) {
+        line = strstr(line, "lane[");
+        line = (line != NULL) ? strstr(line, "]:") : NULL;
+        if ((line == NULL) ||
+            (sscanf(line + 2, " %d:%31[^/ ]", &rsc, names[n]) != 2)) {
+            continue;
+        }
+        for (dup = 0, k = 0; k < n; ++k) {
+            dup = dup || !strcmp(names[k], names[n]);
+        }
+        n += !dup;
+    }
+    free(text);
+    return n;
+}
+
+/* The ranges whose transport holds for every peer of this rank */
+static sucg_mpi_tune_mask_t sucg_mpi_tune_local(sucg_mpi_comm_t *c,
+                                                ucp_ep_h *eps)
+{
+    sucg_mpi_tune_mask_t mask = (sucg_mpi_tune_mask_t)-1;
+    char names[16][SUCG_MPI_TUNE_NAME_LEN];
+    const char *tls[16];
+    int r, n, k;
+
+    for (r = 0; r < c->size; ++r) {
+        if (r == c->rank) {
+            continue;
+        }
+        n = (eps[r] != NULL) ? sucg_mpi_ep_tls(eps[r], names, 16) : 0;
+        for (k = 0; k < n; ++k) {
+            tls[k] = names[k];
+        }
+        mask &= sucg_mpi_tune_peer(&sucg_mpi_config.tune, tls, n);
+        if (sucg_mpi_config.verbose >= 2) {
+            fprintf(stderr, "[sucg-mpi] rank %d/%d: peer %d over", c->rank,
+                    c->size, r);
+            for (k = 0; k < n; ++k) {
+                fprintf(stderr, " %s", tls[k]);
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+    return mask;
+}
 
 /* Collective over c->comm; on return c->state is 1 or -1 on every rank
  * alike, unless an MPI error is returned. */
@@ -352,6 +434,7 @@ static int sucg_mpi_comm_group_create(sucg_mpi_comm_t *c)
             sucg_mpi_burn_group_id();
         }
         mine.id         = (int64_t)g_sucg_mpi.ngroups;
+        mine.tune_ok    = (int64_t)sucg_mpi_tune_local(c, eps);
         p.rank          = c->rank;
         p.size          = c->size;
         p.eps           = eps;
@@ -365,8 +448,10 @@ static int sucg_mpi_comm_group_create(sucg_mpi_comm_t *c)
         if (rc != MPI_SUCCESS) {
             goto out;
         }
+        c->tune_ok = (sucg_mpi_tune_mask_t)-1;
         for (r = 0; r < c->size; ++r) {
             ok = ok && all[r].ok && (all[r].id == mine.id);
+            c->tune_ok &= (sucg_mpi_tune_mask_t)all[r].tune_ok;
         }
         if (!ok && (status == UCS_OK)) {
             sucg_group_destroy(c->group);
@@ -375,8 +460,9 @@ static int sucg_mpi_comm_group_create(sucg_mpi_comm_t *c)
     if (ok) {
         c->state = 1;
         ++g_sucg_mpi.stats.groups_created;
-        SUCG_MPI_LOG(1, "rank %d/%d: group created (id %lld)", c->rank,
-                     c->size, (long long)mine.id);
+        SUCG_MPI_LOG(1, "rank %d/%d: group created (id %lld), ranges "
+                     "0x%x of the table hold on every rank", c->rank,
+                     c->size, (long long)mine.id, (unsigned)c->tune_ok);
     } else {
         c->state = -1;
         c->group = NULL;
@@ -532,15 +618,19 @@ int sucg_mpi_allgather(sucg_mpi_comm_t *c, const void *sbuf, int scount,
     MPI_Aint rlb, rext;
     unsigned flags = 0;
     int tsize, rcontig, rc, pos, r;
+    sucg_mpi_tune_mask_t tune;
     size_t bytes;
 
-    /* the decision: identical on every rank of the communicator */
+    /* the decision: identical on every rank of the communicator. A group
+     * is created only for a call that a range of the table may take, and
+     * the transports' part of the ranges is agreed on there */
     PMPI_Type_size(rdtype, &tsize);
     bytes = (size_t)rcount * (size_t)tsize;
+    tune  = sucg_mpi_tune_match(&sucg_mpi_config.tune, c->size, bytes);
     if (!sucg_mpi_config.enable || (c->size < 2) || (bytes == 0) ||
         (bytes < sucg_mpi_config.min_bytes) ||
         (bytes > sucg_mpi_config.max_bytes) || (c->state < 0) ||
-        (bytes * c->size > (size_t)INT32_MAX)) {
+        (tune == 0) || (bytes * c->size > (size_t)INT32_MAX)) {
         ++g_sucg_mpi.stats.fallback_calls;
         return SUCG_MPI_FALLBACK;
     }
@@ -549,10 +639,10 @@ int sucg_mpi_allgather(sucg_mpi_comm_t *c, const void *sbuf, int scount,
         if (rc != MPI_SUCCESS) {
             return rc;
         }
-        if (c->state < 0) {
-            ++g_sucg_mpi.stats.fallback_calls;
-            return SUCG_MPI_FALLBACK;
-        }
+    }
+    if ((c->state < 0) || !(tune & c->tune_ok)) {
+        ++g_sucg_mpi.stats.fallback_calls;
+        return SUCG_MPI_FALLBACK;
     }
 
     /* local from here on: pack whatever is not plain bytes */

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "sucg/api/sucg.h"
 #include "sucg/mpi/sucg_mpi_stats.h"
+#include "sucg/mpi/sucg_mpi_tune.h"
 
 #define SUCG_MPI_FALLBACK  (-1)   /* caller runs its fallback allgather */
 
@@ -33,6 +34,8 @@ typedef struct sucg_mpi_comm {
     sucg_group_h      group;
     sucg_mpi_oob_fn_t oob;
     void             *oob_arg;
+    sucg_mpi_tune_mask_t  tune_ok;  /* ranges whose transport holds on
+                                     * every rank (agreed at group creation) */
     struct sucg_mpi_comm *next;  /* live list, for finalize */
 } sucg_mpi_comm_t;
 
@@ -42,12 +45,18 @@ typedef struct sucg_mpi_config {
     size_t max_bytes;    /* above: fall back */
     int    verbose;
     void (*progress)(void);  /* extra progress while waiting, may be NULL */
+    sucg_mpi_tune_t tune;    /* where sucg runs (sucg_mpi_config_tune) */
 } sucg_mpi_config_t;
 
 extern sucg_mpi_config_t sucg_mpi_config;
 
-/* read SUCG_MPI_{ENABLE,MIN_BYTES,MAX_BYTES,VERBOSE} into sucg_mpi_config */
+/* read SUCG_MPI_{ENABLE,MIN_BYTES,MAX_BYTES,VERBOSE,TUNE} into
+ * sucg_mpi_config */
 void sucg_mpi_config_from_env(void);
+
+/* sucg_mpi_config.tune from @a str (NULL: SUCG_MPI_TUNE_DEFAULT); a bad
+ * table is reported naming @a var, and sucg then runs nowhere */
+void sucg_mpi_config_tune(const char *str, const char *var);
 
 /* per-communicator state; rank/size from the communicator */
 sucg_mpi_comm_t *sucg_mpi_comm_new(MPI_Comm comm, sucg_mpi_oob_fn_t oob,
@@ -57,8 +66,9 @@ void             sucg_mpi_comm_free(sucg_mpi_comm_t *c);
 /*
  * MPI_Allgather on an intra-communicator. Returns SUCG_MPI_FALLBACK when the
  * caller must run its fallback (the decision depends only on the
- * configuration, communicator size and per-rank block bytes, identical on
- * every rank), else an MPI error code. Non-contiguous datatypes are packed
+ * configuration, communicator size, per-rank block bytes and the
+ * transports all ranks agreed on, identical on every rank), else an MPI
+ * error code. Non-contiguous datatypes are packed
  * locally (contiguity may differ between ranks; the decision must not).
  */
 int sucg_mpi_allgather(sucg_mpi_comm_t *c, const void *sbuf, int scount,

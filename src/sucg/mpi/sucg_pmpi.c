@@ -9,8 +9,10 @@
  * by the keyval's delete callback, i.e. on MPI_Comm_free. MPI_Finalize
  * first waits for all ranks (barrier), then frees the remaining groups and
  * the UCP context. Everything this library does not handle (inter-
- * communicators, sizes outside SUCG_MPI_{MIN,MAX}_BYTES, SUCG_MPI_ENABLE=0,
- * MPI_THREAD_MULTIPLE) is PMPI_Allgather.
+ * communicators, calls outside the ranges of SUCG_MPI_TUNE (default
+ * SUCG_MPI_TUNE_DEFAULT, the measured wins; sucg_mpi_tune.h) or
+ * SUCG_MPI_{MIN,MAX}_BYTES, SUCG_MPI_ENABLE=0, MPI_THREAD_MULTIPLE) is
+ * PMPI_Allgather.
  */
 #include "sucg/mpi/sucg_mpi.h"
 

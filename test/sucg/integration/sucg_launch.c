@@ -482,6 +482,28 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     return errors ? 1 : 0;
 }
 
+/* A hung run is read from its ranks' stacks, taken before the kill */
+static void print_rank_stacks(const pid_t *pids, int count)
+{
+    char cmd[256];
+
+    if (access("/usr/bin/gdb", X_OK) != 0) {
+        fprintf(stderr, "launcher: no gdb here, no stacks of the ranks\n");
+        return;
+    }
+    fflush(stderr);
+    for (int k = 0; k < count; ++k) {
+        snprintf(cmd, sizeof(cmd),
+                 "gdb -p %d -batch -ex 'thread apply all bt 40' 2>&1 "
+                 "</dev/null | grep -E '^(Thread|#)' | sed 's/^/  rank %d: /' >&2",
+                 (int)pids[k], k);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "launcher: no stacks of rank %d\n", k);
+        }
+    }
+}
+
+
 static void usage(void)
 {
     fprintf(stderr, "usage: sucg_launch -n NRANKS [-m MAX_TOTAL] [-t TIMEOUT] "
@@ -574,6 +596,7 @@ int main(int argc, char **argv)
         if (now() - t0 > timeout) {
             fprintf(stderr, "launcher: timeout after %d s, killing ranks\n",
                     timeout);
+            print_rank_stacks(pids, nranks);
             for (int k = 0; k < nranks; ++k) {
                 kill(pids[k], SIGKILL);
             }

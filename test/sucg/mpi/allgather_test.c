@@ -22,6 +22,11 @@
  *                          exist and count exactly one sucg call per call,
  *                          and freeing a communicator must destroy its group
  *   SUCG_TEST_EXPECT=none  no sucg call may have happened
+ *   SUCG_TEST_EXPECT=ranks=N,from=B
+ *                          exactly the calls on communicators of N ranks
+ *                          with blocks of at least B bytes went through
+ *                          sucg (a table of one range, coll_sucg_tune or
+ *                          SUCG_MPI_TUNE "...:[N]:B-inf")
  *   SUCG_TEST_CORRUPT=R    rank R flips a result byte (negative test)
  *
  * Exit status 0 when everything matched on every rank, 1 otherwise.
@@ -36,12 +41,14 @@
 
 #include "sucg/mpi/sucg_mpi_stats.h"
 
-enum { EXPECT_ANY, EXPECT_SUCG, EXPECT_NONE };
+enum { EXPECT_ANY, EXPECT_SUCG, EXPECT_NONE, EXPECT_RANGE };
 enum { L_BYTES, L_INPLACE, L_TYPES, L_VEC, L_VEC_INPLACE, L_LAST };
 static const char *layout_name[] = { "bytes", "in-place", "int/contig2",
                                      "strided", "strided in-place" };
 
 static int g_rank, g_expect = EXPECT_ANY, g_corrupt = -1, g_quiet;
+static int g_expect_ranks;          /* EXPECT_RANGE */
+static size_t g_expect_from;
 static long g_errors, g_checks, g_calls;
 static sucg_mpi_get_stats_fn_t g_stats_fn;
 static uint64_t g_seed;
@@ -212,6 +219,15 @@ static void run_case(MPI_Comm comm, size_t bytes, int layout)
                 (unsigned long long)(s1.sucg_calls - s0.sucg_calls),
                 (unsigned long long)want);
         }
+    } else if (g_expect == EXPECT_RANGE) {
+        uint64_t want = ((size == g_expect_ranks) && (bytes >= g_expect_from));
+        if (s1.sucg_calls - s0.sucg_calls != want) {
+            ERR("%s size %d: %zu B %s: %llu sucg calls counted, expected %llu "
+                "(sucg for %d ranks from %zu B)", comm_desc, size, bytes,
+                layout_name[layout],
+                (unsigned long long)(s1.sucg_calls - s0.sucg_calls),
+                (unsigned long long)want, g_expect_ranks, g_expect_from);
+        }
     } else if (g_expect == EXPECT_NONE) {
         if (s1.sucg_calls != 0) {
             ERR("%s: %llu sucg calls with sucg expected off", comm_desc,
@@ -308,13 +324,20 @@ int main(int argc, char **argv)
     if (env != NULL) {
         g_expect = !strcmp(env, "sucg") ? EXPECT_SUCG :
                    !strcmp(env, "none") ? EXPECT_NONE : EXPECT_ANY;
+        if (sscanf(env, "ranks=%d,from=%zu", &g_expect_ranks,
+                   &g_expect_from) == 2) {
+            g_expect = EXPECT_RANGE;
+        } else if (g_expect == EXPECT_ANY) {
+            ERR("SUCG_TEST_EXPECT=%s: sucg, none or ranks=N,from=B", env);
+        }
     }
     if ((env = getenv("SUCG_TEST_CORRUPT")) != NULL) {
         g_corrupt = atoi(env);
     }
     g_stats_fn = (sucg_mpi_get_stats_fn_t)dlsym(RTLD_DEFAULT,
                                                 "sucg_mpi_get_stats");
-    if ((g_expect == EXPECT_SUCG) && (g_stats_fn == NULL)) {
+    if ((g_expect != EXPECT_ANY) && (g_expect != EXPECT_NONE) &&
+        (g_stats_fn == NULL)) {
         ERR("SUCG_TEST_EXPECT=sucgbut sucg_mpi_get_stats is not loaded "
             "(component / PMPI library missing)");
     }

@@ -10,7 +10,12 @@
 #   sucg_ompi [VAR=VAL...] NP [mpirun args...] PROGRAM [args...]
 #   sucg_mpich [VAR=VAL...] NP [mpirun args...] PROGRAM [args...]
 #                       mpirun with UCX_ENV and the VAR=VALs exported to the
-#                       ranks, under "timeout $SUCG_MPI_TMO" (default 300 s)
+#                       ranks, under "timeout $SUCG_MPI_TMO" (default 300 s).
+#                       sucg's table of where it runs (coll_sucg_tune,
+#                       SUCG_MPI_TUNE) is SUCG_TEST_TUNE, by default every
+#                       call ("*:*:0-inf": the tests and benchmarks check
+#                       and time sucg itself); "default": none is passed,
+#                       the shipped table decides
 #   sucg_ompi_component_args DIR
 #                       SUCG_OMPI_COMPONENT_ARGS=(--mca mca_base_component_path
 #                       DIR:<Open MPI's default path>): loads the component
@@ -43,9 +48,15 @@ sucg_ompi_component_args() {
 }
 
 # Open MPI 4.1's pml ucx takes only InfiniBand devices unless told "any"
+sucg_test_tune() {   # SUCG_TUNE: the table to pass, if any
+    SUCG_TUNE=${SUCG_TEST_TUNE-*:*:0-inf}
+    [ "$SUCG_TUNE" != default ]
+}
+
 sucg_ompi() {
     local xs=() e np
     for e in "${UCX_ENV[@]}"; do xs+=(-x "$e"); done
+    sucg_test_tune && xs+=(-x "OMPI_MCA_coll_sucg_tune=$SUCG_TUNE")
     while [[ "$1" == *=* ]]; do xs+=(-x "$1"); shift; done
     np=$1; shift
     timeout "${SUCG_MPI_TMO:-300}" mpirun.openmpi --allow-run-as-root --oversubscribe \
@@ -56,6 +67,7 @@ sucg_ompi() {
 sucg_mpich() {
     local gs=() e np
     for e in "${UCX_ENV[@]}"; do gs+=(-genv "${e%%=*}" "${e#*=}"); done
+    sucg_test_tune && gs+=(-genv SUCG_MPI_TUNE "$SUCG_TUNE")
     while [[ "$1" == *=* ]]; do gs+=(-genv "${1%%=*}" "${1#*=}"); shift; done
     np=$1; shift
     timeout "${SUCG_MPI_TMO:-300}" mpirun.mpich -iface lo -np "$np" "${gs[@]}" "$@"

@@ -78,6 +78,9 @@ done
 sucg_net "$NET" || { echo "error: --net $NET: host, srqud, rc or wire" >&2; exit 2; }
 ompi()  { sucg_ompi "$@"; }
 mpich() { sucg_mpich "$@"; }
+# tuned TABLE CMD...: CMD's ranks with sucg's table TABLE ("default": the
+# shipped one); without it every call is sucg's (mpirun.sh)
+tuned() { SUCG_TEST_TUNE=$1 "${@:2}"; }
 sucg_ompi_component_args "$OMPI_COMPONENT_DIR"
 with_component=("${SUCG_OMPI_COMPONENT_ARGS[@]}")
 
@@ -138,6 +141,21 @@ if [ $WHICH != mpich ]; then
         # SUCG_TEST_EXPECT: it would want every call counted)
         expect ok "ompi sm np=4 coll_sucg_min_bytes=4096" ompi UCX_TLS=sm,self 4 "${with_component[@]}" \
             --mca coll_sucg_min_bytes 4096 "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
+        # the shipped table: sucg only over the transports and sizes it
+        # was measured faster on (rc_verbs, srqud): none over shared memory
+        expect ok "ompi sm np=4 default table" tuned default ompi UCX_TLS=sm,self $E=none 4 \
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 2097152 -t 8388608
+        # a table of one range: exactly its communicator size and blocks;
+        # a range over a transport the peers are not reached by: none
+        expect ok "ompi tcp np=4 table tcp 4 ranks from 4K" tuned 'tcp:[4]:4K-inf' ompi \
+            UCX_TLS=tcp,self $E=ranks=4,from=4096 4 "${with_component[@]}" \
+            "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
+        expect ok "ompi tcp np=4 table rc_verbs only" tuned 'rc_verbs:*:0-inf' ompi \
+            UCX_TLS=tcp,self $E=none 4 "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" \
+            "$OMPI_TEST" -b 65548
+        # a table that does not parse: a warning, and the MPI's own everywhere
+        expect ok "ompi sm np=3 bad table" tuned 'shm:[3]:64K' ompi UCX_TLS=sm,self $E=none 3 \
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
         # component present but disabled: tuned does everything
         expect ok "ompi sm np=4 coll_sucg_enable=0" ompi UCX_TLS=sm,self $E=none 4 "${with_component[@]}" \
             --mca coll_sucg_enable 0 "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 65548
@@ -167,6 +185,10 @@ if [ $WHICH != ompi ]; then
     if [ $NET = host ]; then
         expect ok "mpich np=4 SUCG_MPI_ENABLE=0" mpich "${tls[@]}" "${pre[@]}" SUCG_MPI_ENABLE=0 $E=none 4 \
             "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 65548
+        expect ok "mpich np=4 default table" tuned default mpich "${tls[@]}" "${pre[@]}" $E=none 4 \
+            "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 2097152 -t 8388608
+        expect ok "mpich np=4 table shm 4 ranks from 4K" tuned 'shm:[4]:4K-inf' mpich "${tls[@]}" \
+            "${pre[@]}" $E=ranks=4,from=4096 4 "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 65548
         expect fail "mpich negative: no preload, expect sucg" mpich "${tls[@]}" $E=sucg 3 \
             "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 4096
         expect fail "mpich negative: corrupted byte" mpich "${tls[@]}" "${pre[@]}" $E=sucg SUCG_TEST_CORRUPT=2 3 \
