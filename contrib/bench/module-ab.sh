@@ -5,9 +5,10 @@
 # the libuct_srqud.so.0 of the commit before the change), interleaved:
 #
 #   contrib/softroce/vm-run -- contrib/bench/module-ab.sh BASE [--reps N] [--csv FILE]
+#       [--only tag_lat|tag_bw]
 #
-# Each repetition runs UCP tag_lat 8 B and tag_bw 4 MB over srqud with one
-# module, then the other (the order alternates). Prints, per test and side,
+# Each repetition runs UCP tag_lat 8 B and tag_bw 4 MB (or the one --only
+# names) over srqud with one module, then the other (the order alternates). Prints, per test and side,
 # the median and the spread (min..max) of the repetitions, and the ratio
 # new/base of the medians. Speed is compared as a ratio in one run, never
 # against a fixed time. Exits non-zero only if a run failed.
@@ -20,10 +21,17 @@ BASE=${1:-}
 shift
 REPS=5
 CSV=$RESULTS/module-ab.csv
+SPECS=("tag_lat 8 20000" "tag_bw 4194304 40")
 while [ $# -gt 0 ]; do
     case "$1" in
     --reps) REPS=$2; shift 2 ;;
     --csv)  CSV=$2; shift 2 ;;
+    --only) case "$2" in
+            tag_lat) SPECS=("${SPECS[0]}") ;;
+            tag_bw)  SPECS=("${SPECS[1]}") ;;
+            *) echo "--only tag_lat or tag_bw" >&2; exit 2 ;;
+            esac
+            shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -80,7 +88,7 @@ for rep in $(seq 1 "$REPS"); do
     sides="base new"
     [ $((rep % 2)) = 0 ] && sides="new base"
     for side in $sides; do
-        for spec in "tag_lat 8 20000" "tag_bw 4194304 40"; do
+        for spec in "${SPECS[@]}"; do
             set -- $spec
             r=$(run "$side" "$1" "$2" "$3") || rc=1
             echo "rep $rep/$REPS $side $1 $2: $r"
@@ -100,7 +108,7 @@ for test, size, key, unit in (("tag_lat", "8", "lat_us", "us"), ("tag_bw", "4194
     for side in ("base", "new"):
         v = [float(r[key]) for r in rows if r["test"] == test and r["side"] == side]
         if not v:
-            cells.append("no data"); continue
+            cells.append("not run"); continue
         med[side] = statistics.median(v)
         cells.append("%.2f %s (%.2f..%.2f)" % (med[side], unit, min(v), max(v)))
     ratio = "%.3f" % (med["new"] / med["base"]) if len(med) == 2 else "-"

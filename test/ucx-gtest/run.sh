@@ -39,23 +39,30 @@ filter="srqud/*${exclude:+-$exclude}"
 
 # A case that runs for SRQUD_GTEST_CASE_LIMIT seconds (default 900, the
 # suite's own; the longest takes about 60 on an idle VM) fails (gtest -t)
-# and the next case runs; its threads' stacks go to the output 60 s before
+# and the next case runs; its threads' stacks go to the output 60 s before.
+# A suite still in that case 60 s after its watchdog fired (whose handler
+# may itself block) is killed: the suite's result is then a failure, in
+# minutes rather than at the caller's timeout
 case_limit=${SRQUD_GTEST_CASE_LIMIT:-900}
 log=$(mktemp)
 UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn \
     "$GTEST" --gtest_filter="$filter" --gtest_color=no -t "$case_limit" "$@" > "$log" 2>&1 &
 gtest_pid=$!
 tail -n +1 -f --pid=$gtest_pid "$log" &
-case_now= case_since=$SECONDS
+case_now= case_since=$SECONDS stacks_shown=0 killed=
 while kill -0 $gtest_pid 2>/dev/null; do
     sleep 5
     running=$(grep '^\[ RUN' "$log" | tail -1)
     if [ "$running" != "$case_now" ]; then
-        case_now=$running case_since=$SECONDS
-    elif [ $((SECONDS - case_since)) -ge $((case_limit - 60)) ]; then
+        case_now=$running case_since=$SECONDS stacks_shown=0
+    elif [ $((SECONDS - case_since)) -ge $((case_limit + 60)) ] && [ -z "$killed" ]; then
+        echo "ucx-gtest: ${running#*] } still running $((SECONDS - case_since)) s after it started: killing the suite"
+        killed=${running#*] }
+        kill -KILL $gtest_pid
+    elif [ $((SECONDS - case_since)) -ge $((case_limit - 60)) ] && [ $stacks_shown = 0 ]; then
         echo "ucx-gtest: ${running#*] } still running after $((SECONDS - case_since)) s; its stacks:"
         thread_stacks $gtest_pid
-        case_since=$((SECONDS + case_limit))   # once per case
+        stacks_shown=1
     fi
 done
 wait $gtest_pid
@@ -68,6 +75,10 @@ failed=$(grep '^\[  FAILED  \] srqud' "$log" | sed 's/,.*//' | sort -u | wc -l)
 excluded=$(echo "$exclude" | tr : '\n' | grep -c .)
 echo "ucx-gtest srqud: $((passed - skipped)) passed, $skipped skipped by the suite" \
      "(reasons below), $failed failed, $excluded excluded (srqud.filter)"
+if [ -n "$killed" ]; then
+    echo "ucx-gtest srqud: killed in $killed, the cases after it not run"
+    rc=1
+fi
 # why the suite skipped: one line per reason. A skip without a reason is a
 # size or setup bound of the suite, not a missing capability: none expected
 grep '^\[     SKIP \]' "$log" | sed 's/^\[     SKIP \] *//; s/OP32\|OP64/OPnn/g' |

@@ -122,6 +122,12 @@ if [ $WHICH != mpich ]; then
         expect ok "ompi $NET np=$np" ompi "${tls[@]}" $E=sucg $np "${with_component[@]}" \
             "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" $(blk $np)
     done
+    if [ $NET = rc ] || [ $NET = srqud ]; then
+        # the shipped table over a transport it names: 4 ranks, blocks
+        # from 1 MiB through sucg, everything else Open MPI's tuned
+        expect ok "ompi $NET np=4 default table" tuned default ompi $E=ranks=4,from=1048576 4 \
+            "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 1048576 -t 4194304
+    fi
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 7 ] && [ $NET = host ] && np=7
     for algo in recursive_doubling ring p2p_rd p2p_ring; do
         [ $NET != host ] && [ $algo = recursive_doubling ] && continue   # the default above
