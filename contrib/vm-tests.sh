@@ -39,12 +39,13 @@ run() {      # run NAME CMD... : output to the log, tail on failure
     timeout --kill-after=10 "$tmo" "$@" >> "$log" 2>&1 &
     local pid=$!
     # a hang leaves every thread's stack in the log before the kill
+    local watch_at=$((tmo > 60 ? tmo - 20 : tmo * 2 / 3))
     (
-        sleep $((tmo - 20)) < /dev/null > /dev/null 2>&1 &
-        nap=$!
         trap 'kill $nap 2>/dev/null; exit 0' TERM
+        sleep $watch_at < /dev/null > /dev/null 2>&1 &
+        nap=$!
         wait $nap
-        echo "---- $name: still running after $((tmo - 20)) s; the stacks:"
+        echo "---- $name: still running after $watch_at s; the stacks:"
         # shellcheck disable=SC2046
         thread_stacks $(ps -o pid= --ppid $pid)
     ) >> "$log" 2>&1 &

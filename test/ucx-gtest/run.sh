@@ -49,17 +49,20 @@ UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn \
     "$GTEST" --gtest_filter="$filter" --gtest_color=no -t "$case_limit" "$@" > "$log" 2>&1 &
 gtest_pid=$!
 tail -n +1 -f --pid=$gtest_pid "$log" &
+stacks_at=$((case_limit > 120 ? case_limit - 60 : case_limit * 2 / 3))
 case_now= case_since=$SECONDS stacks_shown=0 killed=
 while kill -0 $gtest_pid 2>/dev/null; do
     sleep 5
+    # a case is its line and how many began before it (--gtest_repeat)
     running=$(grep '^\[ RUN' "$log" | tail -1)
-    if [ "$running" != "$case_now" ]; then
-        case_now=$running case_since=$SECONDS stacks_shown=0
+    started=$(grep -c '^\[ RUN' "$log")
+    if [ "$started $running" != "$case_now" ]; then
+        case_now="$started $running" case_since=$SECONDS stacks_shown=0
     elif [ $((SECONDS - case_since)) -ge $((case_limit + 60)) ] && [ -z "$killed" ]; then
         echo "ucx-gtest: ${running#*] } still running $((SECONDS - case_since)) s after it started: killing the suite"
         killed=${running#*] }
         kill -KILL $gtest_pid
-    elif [ $((SECONDS - case_since)) -ge $((case_limit - 60)) ] && [ $stacks_shown = 0 ]; then
+    elif [ $((SECONDS - case_since)) -ge $stacks_at ] && [ $stacks_shown = 0 ]; then
         echo "ucx-gtest: ${running#*] } still running after $((SECONDS - case_since)) s; its stacks:"
         thread_stacks $gtest_pid
         stacks_shown=1

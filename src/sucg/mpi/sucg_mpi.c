@@ -400,6 +400,7 @@ static int sucg_mpi_comm_group_create(sucg_mpi_comm_t *c)
     mine.ok       = sucg_mpi_ctx_get();
     mine.id       = (int64_t)g_sucg_mpi.ngroups;
     mine.addr_len = mine.ok ? (int64_t)g_sucg_mpi.addr_len : 0;
+    mine.tune_ok  = 0;   /* agreed in the confirmation below */
     rc            = c->oob(&mine, all, sizeof(mine), c->oob_arg);
     if (rc != MPI_SUCCESS) {
         goto out;

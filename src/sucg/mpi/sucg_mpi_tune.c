@@ -3,10 +3,13 @@
  */
 #include "sucg/mpi/sucg_mpi_tune.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static int sucg_mpi_tune_fail(char *err, size_t err_len, const char *fmt, ...)
@@ -24,6 +27,7 @@ static int sucg_mpi_tune_bytes(const char *s, int inf_ok, size_t *v,
                                const char **end)
 {
     unsigned long long x;
+    unsigned shift = 0;
     char *e;
 
     if (inf_ok && !strncmp(s, "inf", 3)) {
@@ -40,11 +44,14 @@ static int sucg_mpi_tune_bytes(const char *s, int inf_ok, size_t *v,
         return -1;
     }
     switch (*e) {
-    case 'k': case 'K': x <<= 10; ++e; break;
-    case 'm': case 'M': x <<= 20; ++e; break;
-    case 'g': case 'G': x <<= 30; ++e; break;
+    case 'k': case 'K': shift = 10; ++e; break;
+    case 'm': case 'M': shift = 20; ++e; break;
+    case 'g': case 'G': shift = 30; ++e; break;
     }
-    *v   = (size_t)x;
+    if (x > ((unsigned long long)SIZE_MAX >> shift)) {
+        return -1;
+    }
+    *v   = (size_t)(x << shift);
     *end = e;
     return 0;
 }
@@ -68,15 +75,22 @@ static int sucg_mpi_tune_sizes(const char *s, const char *stop,
         if (r->nsizes == SUCG_MPI_TUNE_MAX_SIZES) {
             return -1;
         }
+        /* digits only: strtol would take a sign or spaces */
+        if (!isdigit((unsigned char)*s)) {
+            return -1;
+        }
         lo = strtol(s, &e, 10);
-        if ((e == s) || (lo < 1)) {
+        if ((lo < 1) || (lo > INT_MAX)) {
             return -1;
         }
         hi = lo;
         if (*e == '-') {
-            s  = e + 1;
+            s = e + 1;
+            if (!isdigit((unsigned char)*s)) {
+                return -1;
+            }
             hi = strtol(s, &e, 10);
-            if ((e == s) || (hi < lo)) {
+            if ((hi < lo) || (hi > INT_MAX)) {
                 return -1;
             }
         }

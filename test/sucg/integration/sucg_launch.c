@@ -487,7 +487,7 @@ static void print_rank_stacks(const pid_t *pids, int count)
 {
     char cmd[256];
 
-    if (access("/usr/bin/gdb", X_OK) != 0) {
+    if (system("command -v gdb > /dev/null 2>&1") != 0) {
         fprintf(stderr, "launcher: no gdb here, no stacks of the ranks\n");
         return;
     }

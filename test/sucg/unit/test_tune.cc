@@ -94,6 +94,10 @@ TEST(sucg_mpi_tune, bad_tables_are_refused_with_the_reason)
     EXPECT_NE(std::string::npos, refused("rc_verbs:*:2M-1M").find("block bytes"));
     EXPECT_NE(std::string::npos, refused("rc_verbs:*:1Q-inf").find("block bytes"));
     EXPECT_NE(std::string::npos, refused("rc_verbs:*:inf-inf").find("block bytes"));
+    EXPECT_NE(std::string::npos, refused("rc_verbs:[ 4]:1M-inf").find("communicator sizes"));
+    EXPECT_NE(std::string::npos, refused("rc_verbs:[+4]:1M-inf").find("communicator sizes"));
+    EXPECT_NE(std::string::npos, refused("rc_verbs:[4294967300]:1M-inf").find("communicator sizes"));
+    EXPECT_NE(std::string::npos, refused("rc_verbs:*:1M-17179869185G").find("block bytes"));
     EXPECT_NE(std::string::npos, refused(":*:0-inf").find("transport name"));
     /* one bad range refuses the whole table */
     refused("*:*:0-inf#tcp:*:x");
