@@ -57,10 +57,12 @@ run() {      # run NAME CMD... : output to the log, tail on failure
     # the seconds each check took: CI's time budget is watched per check
     result "$name" $rc "($((SECONDS - t0)) s)" || FAILED=1
     if [ $rc != 0 ]; then
-        # a hang's stacks (this watch's or sucg_launch's), then the end
+        # the end of the output, then a hang's stacks (this watch's or
+        # sucg_launch's) if there are any
+        sed '/stacks:$\|^launcher: timeout after/,$d' "$log" | tail -40 |
+            sed "s/^/    [$name] /"
         sed -n '/stacks:$\|^launcher: timeout after/,$p' "$log" |
             head -400 | sed "s/^/    [$name] /"
-        tail -40 "$log" | sed "s/^/    [$name] /"
     fi
     return $rc
 }

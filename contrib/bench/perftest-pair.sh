@@ -78,14 +78,7 @@ if [ "$tmo" != 0 ]; then
         trap 'kill $nap 2>/dev/null; exit 0' TERM
         wait $nap
         log "still running after $tmo s; stopping it"
-        for p in $cpid $spid; do
-            kill -0 $p 2>/dev/null || continue
-            if command -v gdb > /dev/null 2>&1; then
-                log "threads of pid $p:"
-                gdb -p $p -batch -ex 'thread apply all bt' 2>&1 |
-                    grep -E '^(Thread|#)' | sed 's/^/    /' >&2
-            fi
-        done
+        thread_stacks $cpid $spid >&2
         kill $cpid $spid 2>/dev/null
         sleep 5 < /dev/null > /dev/null 2>&1
         kill -9 $cpid $spid 2>/dev/null

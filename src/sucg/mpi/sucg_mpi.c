@@ -357,14 +357,14 @@ static sucg_mpi_tune_mask_t sucg_mpi_tune_local(sucg_mpi_comm_t *c,
     const char *tls[16];
     int r, n, k;
 
+    for (k = 0; k < 16; ++k) {
+        tls[k] = names[k];
+    }
     for (r = 0; r < c->size; ++r) {
         if (r == c->rank) {
             continue;
         }
         n = (eps[r] != NULL) ? sucg_mpi_ep_tls(eps[r], names, 16) : 0;
-        for (k = 0; k < n; ++k) {
-            tls[k] = names[k];
-        }
         mask &= sucg_mpi_tune_peer(&sucg_mpi_config.tune, tls, n);
         if (sucg_mpi_config.verbose >= 2) {
             fprintf(stderr, "[sucg-mpi] rank %d/%d: peer %d over", c->rank,

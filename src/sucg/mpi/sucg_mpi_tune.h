@@ -73,7 +73,8 @@ sucg_mpi_tune_mask_t sucg_mpi_tune_match(const sucg_mpi_tune_t *t, int size,
 sucg_mpi_tune_mask_t sucg_mpi_tune_peer(const sucg_mpi_tune_t *t,
                                         const char *const *tls, int n);
 
-/* Whether @a name is one of UCX's shared-memory transports (or self) */
+/* Whether @a name is one of UCX's shared-memory transports (or self); the
+ * UCC TL's shared-memory teams use it too */
 int sucg_mpi_tune_tl_is_shm(const char *name);
 
 #endif

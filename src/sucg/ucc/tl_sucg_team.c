@@ -14,6 +14,7 @@
  * Local failures before AGREE still take part in every exchange.
  */
 #include "tl_sucg.h"
+#include "sucg/mpi/sucg_mpi_tune.h"   /* sucg_mpi_tune_tl_is_shm */
 #include "coll_score/ucc_coll_score.h"
 #include "core/ucc_team.h"
 #include "utils/ucc_malloc.h"
@@ -31,21 +32,6 @@
     "allgather:[2]:0-inf:@rd:20#" \
     "allgather:[4,8]:0-64K:@rd:20#" \
     "allgather:[4,8]:1M-inf:@rd:20"
-
-/* Whether @a name is one of UCX's shared-memory transports (or self) */
-static int ucc_tl_sucg_tl_is_shm(const char *name)
-{
-    static const char *shm[] = {"posix", "sysv", "xpmem", "cma", "knem",
-                                "self"};
-    size_t k;
-
-    for (k = 0; k < ucs_static_array_size(shm); ++k) {
-        if (!strcmp(shm[k], name)) {
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* Whether every lane of every endpoint of the team is a shared-memory
  * transport (an endpoint that cannot say: no) */
@@ -70,7 +56,7 @@ static int ucc_tl_sucg_team_shm_only(ucc_tl_sucg_team_t *team)
             return 0;
         }
         for (i = 0; i < attr.transports.num_entries; ++i) {
-            if (!ucc_tl_sucg_tl_is_shm(entries[i].transport_name)) {
+            if (!sucg_mpi_tune_tl_is_shm(entries[i].transport_name)) {
                 return 0;
             }
         }
