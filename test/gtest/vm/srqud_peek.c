@@ -9,6 +9,7 @@
 #include "srqud_peek.h"
 
 #include <uct/ib/srqud/srqud_zcopy.h>
+#include <uct/ib/srqud/srqud_ep_tx.h>
 
 
 int srqud_peek_busy_pool_qp(uct_iface_h tl_iface, srqud_peek_pool_qp_t *info)
@@ -28,4 +29,14 @@ int srqud_peek_busy_pool_qp(uct_iface_h tl_iface, srqud_peek_pool_qp_t *info)
         }
     }
     return 0;
+}
+
+
+int srqud_peek_ep_can_send(uct_ep_h tl_ep)
+{
+    uct_srqud_ep_t *ep       = ucs_derived_of(tl_ep, uct_srqud_ep_t);
+    uct_srqud_iface_t *iface = uct_srqud_ep_iface(ep);
+
+    return uct_srqud_tx_has_resources(iface) &&
+           uct_srqud_ep_tx_window_open(iface, ep);
 }

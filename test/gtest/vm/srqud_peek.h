@@ -27,6 +27,10 @@ typedef struct srqud_peek_pool_qp {
 /* The first pool QP of @a iface bound to a transfer; 0 if there is none */
 int srqud_peek_busy_pool_qp(uct_iface_h iface, srqud_peek_pool_qp_t *info);
 
+/* Could @a ep send a packet now: free send queue slots and an open window
+ * (what a pending_add that answers BUSY finds) */
+int srqud_peek_ep_can_send(uct_ep_h ep);
+
 #ifdef __cplusplus
 }
 #endif

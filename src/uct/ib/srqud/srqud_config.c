@@ -41,10 +41,18 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Soft-RoCE). While sends of the interface are in the send queue, new\n"
      "ones wait in a batch that goes when it is full, at the next progress\n"
      "or flush, before the user sleeps on the event fd, or from the async\n"
-     "thread within two ASYNC_TICKs of the last progress if the user computes.\n"
-     "A send into an idle queue goes at once. 1: every send at once.\n"
-     "At most 64, and half of TX_QUEUE_LEN.",
+     "thread within TX_HOLD if the user makes no call. A send into an idle\n"
+     "queue goes at once. 1: every send at once. At most 64, and half of\n"
+     "TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_HOLD", "200us",
+     "Longest wait of a batch of sends (TX_BATCH) for its doorbell when the\n"
+     "user stops calling: UCX's async thread then posts it (a timer set by\n"
+     "the first batch after each progress call; a busy machine adds the\n"
+     "thread's wakeup). Without an async thread (UCX's poll and signal\n"
+     "modes) one to two ASYNC_TICKs. At most ASYNC_TICK.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_hold), UCS_CONFIG_TYPE_TIME},
 
     {"TX_CQ_MODERATION", "64",
      "Request a send completion at least every N sends. A packet posted\n"
@@ -338,6 +346,12 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                   config->peer_timeout);
         return UCS_ERR_INVALID_PARAM;
     }
+    if (!(config->tx_hold > 0) || (config->tx_hold > config->async_tick)) {
+        ucs_error("%s: UCX_SRQUD_TX_HOLD (%.6fs) must be positive and at "
+                  "most UCX_SRQUD_ASYNC_TICK (%.3fs)", md->name,
+                  config->tx_hold, config->async_tick);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (!(config->async_tick > 0) || (config->async_tick > config->rto_min)) {
         ucs_error("%s: UCX_SRQUD_ASYNC_TICK (%.3fs) must be positive and at "
                   "most UCX_SRQUD_RTO_MIN (%.3fs)", md->name,
@@ -437,6 +451,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);
+    iface->config.tx_hold        = ucs_time_from_sec(config->tx_hold);
     iface->config.fault_drop     = (uint32_t)(config->fault_tx_drop *
                                               4294967295.0);
     iface->config.fault_dup      = (uint32_t)(config->fault_tx_dup *

@@ -434,8 +434,11 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     uct_srqud_enter(iface);
 
     /* Resources are there now and nothing is queued ahead: the caller may
-     * send right away */
-    if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
+     * send right away. Unless the async thread ran since the user's last
+     * progress: it may have freed what the caller's send just lacked, and
+     * a request refused for lack of resources must be taken (the user's
+     * next progress dispatches it). */
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) && !iface->async.ran &&
         uct_srqud_tx_has_resources(iface) &&
         uct_srqud_ep_tx_window_open(iface, ep) &&
         ucs_arbiter_group_is_empty(&ep->arb_group) &&

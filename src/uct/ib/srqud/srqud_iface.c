@@ -435,7 +435,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "rma_refused %lu stalled_dropped %lu srq_users %u srq_buffers %lu "
              "zcopy_pool_qps %u zcopy_pool_peak %u doorbells %lu "
              "back_acks_sent %lu back_acks_taken %lu timeouts_undone %lu "
-             "async_ticks %lu unsignaled %lu stale_completions %lu",
+             "async_ticks %lu unsignaled %lu stale_completions %lu "
+             "hold_posted %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -451,7 +452,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->rx_stalled_dropped, s->srq_users, s->srq_buffers,
              s->zcopy_pool_qps, s->zcopy_pool_peak, s->tx_doorbells,
              s->back_acks_sent, s->back_acks_taken, s->tx_timeouts_undone,
-             s->async_ticks, s->tx_unsignaled, s->tx_stale_completions);
+             s->async_ticks, s->tx_unsignaled, s->tx_stale_completions,
+             s->tx_hold_posted);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

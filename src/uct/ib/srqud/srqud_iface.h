@@ -132,6 +132,8 @@ struct uct_srqud_iface {
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
         ucs_time_t           async_tick;
+        ucs_time_t           tx_hold;     /* a batch's wait for a doorbell
+                                             when the user makes no call */
         unsigned             zcopy_qps;   /* receive QPs of the pool */
         size_t               zcopy_thresh;
         unsigned             zcopy_rq_depth;
@@ -162,9 +164,16 @@ struct uct_srqud_iface {
         int                  wd_fd;         /* watchdog timerfd, watched by the
                                                async thread (thread modes) */
         ucs_time_t           wd_armed;      /* when the watchdog was last set */
+        int                  wd_hold;       /* set for a send batch
+                                               (srqud_tx.c), not yet moved
+                                               back by the user's progress */
         ucs_time_t           last_progress; /* of the user's progress */
         int                  active;        /* in the timer callback */
         int                  wake_user;     /* it found work for the user */
+        int                  user_progress; /* in the user's progress call */
+        int                  ran;           /* it progressed since the user's
+                                               last progress: resources the
+                                               user saw lacking may be back */
         ucs_queue_head_t     rx_q;          /* uct_srqud_recv_desc_t */
         unsigned             queued;        /* in rx_q */
         int                  back_due;      /* eps with FLAG_BACK_DUE */

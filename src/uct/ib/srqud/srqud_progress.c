@@ -15,6 +15,7 @@
 #include "srqud_rel.h"
 #include "srqud_rx.h"
 #include "srqud_tx.h"
+#include "srqud_watchdog.h"
 
 #include <ucs/debug/log.h>
 #include <string.h>
@@ -188,33 +189,13 @@ uct_srqud_progress_locked(uct_srqud_iface_t *iface, ucs_time_t now)
 }
 
 
-static void uct_srqud_progress_timespec(struct timespec *ts, ucs_time_t t)
-{
-    uint64_t nsec = ucs_time_to_usec(t) * 1000ull;
-
-    ts->tv_sec  = nsec / 1000000000ull;
-    ts->tv_nsec = nsec % 1000000000ull;
-}
-
-
-/* The watchdog expires two ticks from @a now, then every tick, until it is
- * set again. A periodic timerfd expires again only once read: an expiry
- * the async thread found the lock taken for (UCX queues it for
- * ucs_async_check_miss, which only UCP's progress calls) leaves it
- * stopped until the user's progress sets it again, or the rescue timer
- * reads it (uct_srqud_progress_async_timer). */
+/* The watchdog expires two ticks from @a now, then every tick, until the
+ * user's progress (once a tick) or a held send batch sets it again */
 static void uct_srqud_progress_watchdog_set(uct_srqud_iface_t *iface,
                                             ucs_time_t now)
 {
-    struct itimerspec its;
-
-    uct_srqud_progress_timespec(&its.it_value, 2 * iface->config.async_tick);
-    uct_srqud_progress_timespec(&its.it_interval, iface->config.async_tick);
-    if (timerfd_settime(iface->async.wd_fd, 0, &its, NULL) != 0) {
-        ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
-                 iface->md->name);
-    }
-    iface->async.wd_armed = now;
+    uct_srqud_watchdog_set(iface, 2 * iface->config.async_tick, now);
+    iface->async.wd_hold = 0;
 }
 
 
@@ -229,16 +210,24 @@ unsigned uct_srqud_progress(uct_iface_h tl_iface)
      * endpoints while this thread waited for it */
     now                        = ucs_get_time();
     iface->async.last_progress = now;
+    iface->async.ran           = 0;
 
     /* The user is here: the watchdog moves two ticks ahead, once a tick
-     * (one system call a tick instead of a wakeup of the async thread) */
+     * (one system call a tick instead of a wakeup of the async thread),
+     * and at once if a send batch had set it sooner (this call rings the
+     * batch: the async thread need not wake for it) */
     if ((iface->async.wd_fd >= 0) &&
-        (uct_srqud_time_since(now, iface->async.wd_armed) >=
-         iface->config.async_tick)) {
+        (iface->async.wd_hold ||
+         (uct_srqud_time_since(now, iface->async.wd_armed) >=
+          iface->config.async_tick))) {
         uct_srqud_progress_watchdog_set(iface, now);
     }
 
+    /* what it sends (pending requests, acknowledgements) leaves before it
+     * returns: no batch timer for those */
+    iface->async.user_progress = 1;
     count = uct_srqud_progress_locked(iface, now);
+    iface->async.user_progress = 0;
     uct_srqud_leave(iface);
     return count;
 }
@@ -269,10 +258,15 @@ static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
 
     ++iface->stats.async_ticks;
 
-    /* sends the user batched and left there to compute: they leave within
-     * two ticks of its last progress however long it stays away (holding
-     * the lock, this thread does not run inside one of its calls) */
-    uct_srqud_tx_ring(iface);
+    /* sends the user batched and left there to compute: they leave after
+     * TX_HOLD (the watchdog was set for them), or within two ticks of its
+     * last progress without a watchdog (holding the lock, this thread
+     * does not run inside one of the user's calls) */
+    if (iface->tx.batch_count > 0) {
+        ++iface->stats.tx_hold_posted;
+        uct_srqud_tx_doorbell(iface);
+    }
+    iface->async.wd_hold = 0;   /* the next batch sets it again */
 
     if (uct_srqud_time_since(now, iface->async.last_progress) <
         iface->config.async_tick) {
@@ -281,6 +275,7 @@ static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
 
     iface->async.active    = 1;
     iface->async.wake_user = 0;
+    iface->async.ran       = 1;
     do {
         n      = uct_srqud_progress_locked(iface, now);
         count += n;
@@ -478,8 +473,11 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     iface->async.timer_id  = -1;
     iface->async.wd_fd     = -1;
     iface->async.wd_armed  = 0;
+    iface->async.wd_hold   = 0;
     iface->async.active    = 0;
     iface->async.wake_user = 0;
+    iface->async.ran       = 0;
+    iface->async.user_progress = 0;
     iface->async.back_due  = 0;
     iface->async.last_progress = 0;
 

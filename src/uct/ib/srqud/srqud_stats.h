@@ -81,6 +81,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long tx_unsignaled;      /* sends posted without a completion
                                          (TX_CQ_MODERATION) */
     unsigned long tx_stale_completions; /* of sends from before a reset */
+    unsigned long tx_hold_posted;     /* send batches the async thread
+                                         posted: the user made no call for
+                                         TX_HOLD after them */
     /* bounds on what peers can make this interface hold (threat model in
      * docs/design.md) */
     unsigned long passive_reaped;     /* idle passive eps freed to make room

@@ -8,6 +8,7 @@
 
 #include "srqud_tx.h"
 #include "srqud_dev.h"
+#include "srqud_watchdog.h"
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
@@ -284,6 +285,25 @@ void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
 }
 
 
+/* A batch starts: if the user made it, the async thread posts it within
+ * TX_HOLD unless the user rings it first (a full batch, progress, flush),
+ * so that the last sends of a burst do not wait for the user's next call,
+ * however long it computes. The first batch since the user's last
+ * progress sets the timer, the user's progress, which rings the batch,
+ * moves it back (srqud_progress.c): two system calls per progress, not
+ * per batch, and the async thread wakes for a batch the user left, or
+ * once a stream outlasts TX_HOLD. The user's progress and the async
+ * thread ring their own batches before they return. */
+static void uct_srqud_tx_hold_start(uct_srqud_iface_t *iface)
+{
+    if (!iface->async.user_progress && !iface->async.active &&
+        !iface->async.wd_hold) {
+        uct_srqud_watchdog_set(iface, iface->config.tx_hold, ucs_get_time());
+        iface->async.wd_hold = 1;
+    }
+}
+
+
 /* Into the batch: a copy of the request, its gather list, and of the
  * packet if it is inline from the caller's stack */
 static void uct_srqud_tx_batch_add(uct_srqud_iface_t *iface,
@@ -454,6 +474,9 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     if (batched) {
         if (iface->tx.batch_count + num_wr > iface->config.tx_batch) {
             uct_srqud_tx_doorbell(iface);
+        }
+        if (iface->tx.batch_count == 0) {
+            uct_srqud_tx_hold_start(iface);
         }
         uct_srqud_tx_batch_add(iface, wr, desc == NULL);
         if (num_wr == 2) {
