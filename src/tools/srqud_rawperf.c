@@ -15,6 +15,8 @@
  *   rc_write_bw  RC RDMA WRITE streaming, any size; the last one carries an
  *                immediate so that the receiver sees the end
  *   rc_send_bw   RC SEND streaming, with the same credits as ud_bw
+ *   rc_lat       RC SEND ping-pong, as ud_lat: what the device's UD round
+ *                trip costs beside its RC one (the bound of a UD transport)
  *
  * Why postlists and unsignaled sends: on Soft-RoCE (rxe), in a VM above
  * all, every ibv_post_send rings the doorbell with a system call and the

@@ -10,7 +10,7 @@
 static const bench_mode_t modes[] = {
     {"ud_bw", 0, 0, 0, 4096},       {"ud_msgrate", 0, 0, 0, 8},
     {"ud_lat", 0, 1, 0, 8},         {"rc_write_bw", 1, 0, 1, 65536},
-    {"rc_send_bw", 1, 0, 0, 65536},
+    {"rc_send_bw", 1, 0, 0, 65536}, {"rc_lat", 1, 1, 0, 8},
 };
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -57,16 +57,17 @@ static void usage(FILE *f)
 {
     fprintf(f,
 "Usage: srqud_rawperf [options]\n"
-"  -t MODE      ud_bw (default), ud_msgrate, ud_lat, rc_write_bw, rc_send_bw\n"
+"  -t MODE      ud_bw (default), ud_msgrate, ud_lat, rc_write_bw, rc_send_bw,\n"
+"               rc_lat\n"
 "  -d DEV:PORT  client (sender) device, default rxe0:1\n"
 "  -D DEV:PORT  server (receiver) device, default the same as -d\n"
 "  -g INDEX     GID index on both sides; default auto: the GID ::1 if the\n"
 "               port has it (rxe over lo), else the first non-zero GID that\n"
 "               is not link-local fe80::, else index 0\n"
 "  -s SIZE      message size (k/m suffixes); UD: payload, clamped to the\n"
-"               active MTU. Default 4096 ud_bw, 8 ud_msgrate/ud_lat,\n"
-"               65536 rc_*\n"
-"  -n ITERS     timed messages; default 20000 UD, 10000 ud_lat,\n"
+"               active MTU. Default 4096 ud_bw, 8 ud_msgrate/ud_lat/rc_lat,\n"
+"               65536 the other rc_*\n"
+"  -n ITERS     timed messages; default 20000 UD, 10000 ud_lat/rc_lat,\n"
 "               128 MiB / SIZE within [100, 20000] for RC\n"
 "  -w WARMUP    untimed messages first; default ITERS/10, at most 1000\n"
 "  -p POSTLIST  work requests per ibv_post_send (default 32)\n"
@@ -80,7 +81,7 @@ static void usage(FILE *f)
 "  -C           also print a CSV line: mode,size,iters,postlist,\n"
 "               signal_every,seconds,MBps,Mmsgps,post_send_calls,\n"
 "               post_recv_calls,send_completions,recv_completions,\n"
-"               half_rtt_us (ud_lat only, else 0)\n"
+"               half_rtt_us (ud_lat and rc_lat only, else 0)\n"
 "Counters cover the timed part, both processes summed. MB = 2^20 bytes.\n"
 "Examples: srqud_rawperf -t ud_bw -s 4096\n"
 "          srqud_rawperf -t rc_write_bw -s 4194304\n");
