@@ -5,10 +5,11 @@
 # the libuct_srqud.so.0 of the commit before the change), interleaved:
 #
 #   contrib/softroce/vm-run -- contrib/bench/module-ab.sh BASE [--reps N] [--csv FILE]
-#       [--only tag_lat|tag_bw]
+#       [--only NAME[,NAME...]]
 #
-# Each repetition runs UCP tag_lat 8 B and tag_bw 4 MB (or the one --only
-# names) over srqud with one module, then the other (the order alternates). Prints, per test and side,
+# Each repetition runs UCP tag_lat 8 B and tag_bw 4 MB (or those --only
+# names; tag_rate: tag_bw of 8 B messages, the message rate) over srqud
+# with one module, then the other (the order alternates). Prints, per test and side,
 # the median and the spread (min..max) of the repetitions, and the ratio
 # new/base of the medians. Speed is compared as a ratio in one run, never
 # against a fixed time. Exits non-zero only if a run failed.
@@ -21,19 +22,26 @@ BASE=${1:-}
 shift
 REPS=5
 CSV=$RESULTS/module-ab.csv
-SPECS=("tag_lat 8 20000" "tag_bw 4194304 40")
+# NAME TEST SIZE ITERATIONS
+ALL_SPECS=("tag_lat tag_lat 8 20000" "tag_bw tag_bw 4194304 40"
+           "tag_rate tag_bw 8 200000")
+ONLY=tag_lat,tag_bw
 while [ $# -gt 0 ]; do
     case "$1" in
     --reps) REPS=$2; shift 2 ;;
     --csv)  CSV=$2; shift 2 ;;
-    --only) case "$2" in
-            tag_lat) SPECS=("${SPECS[0]}") ;;
-            tag_bw)  SPECS=("${SPECS[1]}") ;;
-            *) echo "--only tag_lat or tag_bw" >&2; exit 2 ;;
-            esac
-            shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
     esac
+done
+
+SPECS=()
+for name in ${ONLY//,/ }; do
+    found=0
+    for spec in "${ALL_SPECS[@]}"; do
+        [ "${spec%% *}" = "$name" ] && { SPECS+=("$spec"); found=1; }
+    done
+    [ $found = 1 ] || { echo "--only: tag_lat, tag_bw or tag_rate, not $name" >&2; exit 2; }
 done
 
 NEW_LIB=$SRQUD_BUILD/ucx/lib
@@ -70,7 +78,7 @@ done
 cmp -s "$BASE" "$NEW_LIB/ucx/libuct_srqud.so.0" &&
     echo "note: the base module is the installed one (same bytes)"
 
-run() {   # run SIDE TEST SIZE ITER -> "lat_us bw_MBs" or FAIL
+run() {   # run SIDE TEST SIZE ITER -> "lat_us bw_MBs msg_s" or FAIL
     local out
     out=$(LD_LIBRARY_PATH="$(lib_of "$1")" PERFTEST_TIMEOUT=300 \
               "$ROOT/contrib/bench/perftest-pair.sh" UCX_TLS=srqud,self \
@@ -79,20 +87,21 @@ run() {   # run SIDE TEST SIZE ITER -> "lat_us bw_MBs" or FAIL
         echo FAIL
         return 1
     fi
-    echo "$out" | awk '/Final:/ {printf "%.3f %.1f\n", $4, $7}'
+    echo "$out" | awk '/Final:/ {printf "%.3f %.1f %.0f\n", $4, $7, $9}'
 }
 
-echo "rep,side,test,size,lat_us,bw_MBs" > "$CSV"
+echo "rep,side,test,size,lat_us,bw_MBs,msg_s" > "$CSV"
 rc=0
 for rep in $(seq 1 "$REPS"); do
     sides="base new"
     [ $((rep % 2)) = 0 ] && sides="new base"
     for side in $sides; do
         for spec in "${SPECS[@]}"; do
+            # shellcheck disable=SC2086 # NAME TEST SIZE ITERATIONS
             set -- $spec
-            r=$(run "$side" "$1" "$2" "$3") || rc=1
-            echo "rep $rep/$REPS $side $1 $2: $r"
-            [ "$r" != FAIL ] && echo "$rep,$side,$1,$2,${r// /,}" >> "$CSV"
+            r=$(run "$side" "$2" "$3" "$4") || rc=1
+            echo "rep $rep/$REPS $side $1 $3: $r"
+            [ "$r" != FAIL ] && echo "$rep,$side,$1,$3,${r// /,}" >> "$CSV"
         done
     done
 done
@@ -102,7 +111,9 @@ python3 - "$CSV" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("\n%-8s %-8s %-30s %-30s %s" % ("test", "size", "base median (min..max)", "new median (min..max)", "new/base"))
-for test, size, key, unit in (("tag_lat", "8", "lat_us", "us"), ("tag_bw", "4194304", "bw_MBs", "MB/s")):
+for test, size, key, unit in (("tag_lat", "8", "lat_us", "us"),
+                              ("tag_bw", "4194304", "bw_MBs", "MB/s"),
+                              ("tag_rate", "8", "msg_s", "msg/s")):
     med = {}
     cells = []
     for side in ("base", "new"):

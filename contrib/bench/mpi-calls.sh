@@ -1,0 +1,314 @@
+#!/bin/bash
+#
+# Small-message MPI calls over srqud, ud_verbs and rc_verbs, every call
+# timed alone (contrib/bench/mpi_calls.c): the average, the median, the
+# 99th percentile and the slow calls of ping-pong, Sendrecv, Alltoall,
+# Allgather, Allreduce and Bcast, in the Soft-RoCE VM:
+#
+#   contrib/softroce/vm-run --timeout 5400 -- contrib/bench/mpi-calls.sh \
+#       [-r REPS] [-p NPS] [-m MPIS] [-t VARIANTS] [-c CALLS] [-s SIZES]
+#       [-n ITERS] [-N ITERS_OVER] [-I IMB_ITERS] [-X "MPI:NP..."] [-o NAME]
+#
+# REPS repetitions (default 3); in each, every MPI (ompi: Open MPI 4.1 with
+# pml ucx; mpich: MPICH 4.0 ch4:ucx), rank count (NPS, default "2 4") and
+# variant (default "srqud ud_verbs rc_verbs") runs once in turn, so a slow
+# phase of the machine falls on all of them alike. A variant is a
+# transport, optionally with a suffix and settings for its ranks:
+# srqud-tick+UCX_SRQUD_ASYNC_TICK=100ms is srqud with that variable.
+# Ping-pong runs at 2 ranks only (the others would only wait). ITERS calls
+# per size (default 10000), ITERS_OVER where the ranks exceed the cores
+# (default 1000: MPICH's ranks spin without yielding, and a call there
+# costs milliseconds whatever the transport), SIZES default 8,1K,4K.
+#
+# -I IMB_ITERS: each run is followed, with the same ranks and settings, by
+# Intel's MPI Benchmarks (IMB-MPI1 of contrib/bench/build-imb.sh) on the
+# same calls and sizes, IMB_ITERS repetitions each (at most ITERS_OVER
+# where the ranks exceed the cores), -iter_policy off: the suite's own
+# t_avg (PingPong: t) beside the figures of mpi_calls, in tables of their
+# own and rows "imb_CALL" of the CSV. IMB gives no percentiles.
+#
+# -c burst (mpi_calls.c: 8 sends, then the sender computes 5 ms without
+# an MPI call) shows a send held for the sender's next call; with -n 200.
+# -o NAME: results in $SRQUD_BUILD/bench/NAME (default mpi-calls).
+#
+# -X skips those MPI and rank count pairs (e.g. "mpich:8": MPICH's 8 ranks
+# on 2 cores take 10 minutes a repetition).
+#
+# Each repetition also measures the device: srqud_rawperf's UD and RC
+# ping-pong (plain verbs, median half round trip). Their ratio is what UD
+# itself costs over RC on this device; srqud cannot be faster than that
+# allows. The "UD bound" of a call is taken as rc_verbs' time times that
+# ratio (generous where MPI's own work is a large part of the call).
+#
+# Output: a table per MPI and rank count with, per call and size, each
+# variant's median over the repetitions of the average and of the p99 (the
+# smallest and largest repetition in brackets), srqud's ratios to rc_verbs
+# and ud_verbs and to the UD bound; CSV of every repetition in
+# $SRQUD_BUILD/bench/mpi-calls/calls.csv, the medians in summary.csv, the
+# table in table.txt, PNGs of the averages and p99 at 8 B against the rank
+# count, per call. The first lines say the load and whether the ranks
+# exceed the cores. Exit status 1 if a run failed or a byte arrived wrong.
+#
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+REPS=3
+NPS="2 4"
+MPIS="ompi mpich"
+VARIANTS="srqud ud_verbs rc_verbs"
+CALLS=pingpong,sendrecv,alltoall,allgather,allreduce,bcast
+SIZES=8,1K,4K
+ITERS=10000
+ITERS_OVER=1000
+IMB=0
+SKIP=
+NAME=mpi-calls
+bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME" "$@"
+RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
+OUT=$RESULTS/$NAME
+mkdir -p "$OUT"
+CSV=$OUT/calls.csv
+SRC=$ROOT/contrib/bench/mpi_calls.c
+for m in $MPIS; do
+    case $m in
+    ompi)  cc=mpicc.openmpi ;;
+    mpich) cc=mpicc.mpich ;;
+    *) echo "unknown MPI $m" >&2; exit 2 ;;
+    esac
+    if [ ! -x "$OUT/mpi_calls.$m" ] || [ "$SRC" -nt "$OUT/mpi_calls.$m" ]; then
+        $cc -O2 -Wall -o "$OUT/mpi_calls.$m" "$SRC" || exit 1
+    fi
+done
+if [ "$IMB" != 0 ]; then
+    IMBDIR=$("$ROOT/contrib/bench/build-imb.sh" | tail -n 1) || exit 1
+    # IMB's sizes: a file of lengths, one per line
+    echo "$SIZES" | tr , '\n' | sed 's/[kK]$/*1024/' | bc > "$OUT/imb-sizes"
+fi
+for np in $NPS; do
+    echo "# $np ranks on $(nproc) cores:" \
+         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
+done
+
+# run_mpich TIMEOUT NP UCX_TLS [VAR=VALUE...] -- CMD...: as bench_ompi
+# (common.sh), for MPICH (ch4:ucx carries local ranks too)
+run_mpich() (
+    local tmo=$1 np=$2 tls=$3 gs=()
+    shift 3
+    while [ "$1" != -- ]; do
+        gs+=(-genv "${1%%=*}" "${1#*=}")
+        shift
+    done
+    shift
+    timeout "$tmo" mpirun.mpich -iface lo -np "$np" \
+        -genv UCX_TLS "$tls" -genv UCX_NET_DEVICES rxe0:1 \
+        -genv UCX_WARN_UNUSED_ENV_VARS n "${gs[@]}" "$@"
+)
+
+# device REP: srqud_rawperf's UD and RC ping-pong, rows "device" in the CSV
+# (call ud_lat / rc_lat, the median half round trip as p50 and average)
+device() {
+    local rep=$1 t out
+    for t in ud_lat rc_lat; do
+        if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
+            echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
+            return 1
+        fi
+        echo "$out" | awk -F, -v p="$rep,raw,2,device,$t" \
+            '$1 ~ /_lat$/ { print p "," $2 "," $13 "," $13 ",,,," }' >> "$CSV"
+    done
+}
+
+# one VARIANT MPI NP REP: one run; its lines into the CSV
+one() {
+    local v=$1 m=$2 np=$3 rep=$4 name tl tls calls out rc t0 iters=$ITERS
+    local -a envs
+    name=${v%%+*}
+    tl=$(bench_tl "$name")
+    read -ra envs <<< "$(bench_tl_env "$tl") $(echo "${v#"$name"}" | tr + ' ')"
+    case $tl in
+    rc_verbs) tls=rc_verbs,ud_verbs,self ;;
+    *)        tls=$tl,self ;;
+    esac
+    [[ " $SKIP " == *" $m:$np "* ]] && return 0
+    calls=$CALLS
+    [ "$np" -gt 2 ] && calls=$(echo ",$CALLS," | sed 's/,pingpong,/,/; s/^,//; s/,$//')
+    [ -n "$calls" ] || return 0
+    [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER
+    t0=$SECONDS
+    if [ "$m" = ompi ]; then
+        out=$(bench_ompi 1800 "$np" "$tls" "${envs[@]}" -- \
+              "$OUT/mpi_calls.$m" -c "$calls" -s "$SIZES" -n "$iters" 2>&1)
+    else
+        out=$(run_mpich 1800 "$np" "$tls" "${envs[@]}" -- \
+              "$OUT/mpi_calls.$m" -c "$calls" -s "$SIZES" -n "$iters" 2>&1)
+    fi
+    rc=$?
+    echo "== rep $rep $m np=$np $name: exit $rc, $((SECONDS - t0)) s" >&2
+    if [ $rc != 0 ]; then
+        echo "$out" | tail -20 >&2
+        return 1
+    fi
+    echo "$out" | awk -v p="$rep,$m,$np,$name" \
+        'NF == 8 && $2 ~ /^[0-9]+$/ { $1 = $1; gsub(/ /, ","); print p "," $0 }' >> "$CSV"
+    [ "$IMB" != 0 ] || return 0
+    imb "$m" "$np" "$tls" "$(imb_names "$calls")" "$iters" "$rep,$m,$np,$name" \
+        "${envs[@]}"
+}
+
+# imb_names CALLS: IMB's names of the calls
+imb_names() {
+    echo "$1" | tr , '\n' | sed 's/^pingpong$/PingPong/; s/^sendrecv$/Sendrecv/;
+        s/^alltoall$/Alltoall/; s/^allgather$/Allgather/; s/^allreduce$/Allreduce/;
+        s/^bcast$/Bcast/' | tr '\n' ' '
+}
+
+# imb MPI NP TLS NAMES ITERS PREFIX [VAR=VALUE...]: IMB-MPI1 with the same
+# ranks and settings; rows PREFIX,imb_CALL,SIZE,t_avg,,,,, into the CSV
+imb() {
+    local m=$1 np=$2 tls=$3 names=$4 n=$5 prefix=$6 out rc t0=$SECONDS
+    shift 6
+    [ "$n" -le "$IMB" ] || n=$IMB
+    # shellcheck disable=SC2086 # the names are words
+    set -- "$@" -- "$IMBDIR/IMB-MPI1.$m" -npmin "$np" -iter "$n" -iter_policy off \
+        -time 100000 -msglen "$OUT/imb-sizes" -zero_size off $names
+    if [ "$m" = ompi ]; then
+        out=$(bench_ompi 1800 "$np" "$tls" "$@" 2>&1)
+    else
+        out=$(run_mpich 1800 "$np" "$tls" "$@" 2>&1)
+    fi
+    rc=$?
+    echo "== ${prefix//,/ } IMB: exit $rc, $((SECONDS - t0)) s" >&2
+    if [ $rc != 0 ]; then
+        echo "$out" | tail -20 >&2
+        return 1
+    fi
+    # "# Benchmarking NAME", then "#bytes #repetitions ... t_avg[usec]"
+    # rows (PingPong: t[usec] third)
+    echo "$out" | awk -v p="$prefix" '
+        /^# Benchmarking / { call = "imb_" tolower($3); next }
+        /^#/ || call == "" { next }
+        NF >= 3 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {
+            t = (call == "imb_pingpong") ? $3 : (call == "imb_sendrecv") ? $5 : $NF
+            printf "%s,%s,%s,%s,,,,,\n", p, call, $1, t
+        }' >> "$CSV"
+}
+
+echo "rep,mpi,np,variant,call,size,avg_us,p50_us,p99_us,max_us,slow10x,over1ms" > "$CSV"
+rc=0
+t0=$SECONDS
+for rep in $(seq "$REPS"); do
+    device "$rep" || rc=1
+    for m in $MPIS; do
+        for np in $NPS; do
+            for v in $VARIANTS; do
+                one "$v" "$m" "$np" "$rep" || rc=1
+            done
+        done
+    done
+    echo "== repetition $rep of $REPS done, $(( (SECONDS - t0) / 60 )) min" >&2
+done
+
+/usr/bin/python3 - "$CSV" "$OUT/summary.csv" <<'PY' | tee "$OUT/table.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+order = ['pingpong', 'sendrecv', 'alltoall', 'allgather', 'allreduce', 'bcast',
+         'burst']
+order += ['imb_' + c for c in order]   # IMB-MPI1's t_avg (-I)
+dev = {}
+for r in rows:
+    if r['variant'] == 'device':
+        dev.setdefault(r['rep'], {})[r['call']] = float(r['p50_us'])
+rows = [r for r in rows if r['variant'] != 'device']
+vs = list(dict.fromkeys(r['variant'] for r in rows))
+cell = {}
+for r in rows:
+    k = (r['mpi'], int(r['np']), r['call'], int(r['size']), r['variant'])
+    cell.setdefault(k, []).append(r)
+# the device's UD/RC ratio of each repetition: a call's UD bound is
+# rc_verbs' time in that repetition times it
+ratio_of = {rep: d['ud_lat'] / d['rc_lat'] for rep, d in dev.items()
+            if d.get('ud_lat') and d.get('rc_lat')}
+def med(k, col):
+    xs = [float(r[col]) for r in cell.get(k, [])]
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+def bound(k, col):
+    xs = [float(r[col]) * ratio_of[r['rep']] for r in cell.get(k, [])
+          if r['rep'] in ratio_of]
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+def fmt(m):
+    return '%8.1f (%.0f-%.0f)' % m if m else '%8s' % '-'
+def ratio(a, b):
+    return '%7.2f' % (a[0] / b[0]) if a and b and b[0] else '%7s' % '-'
+if dev:
+    for t in ('ud_lat', 'rc_lat'):
+        xs = [d[t] for d in dev.values() if t in d]
+        print('device %s 8 B (srqud_rawperf, median half round trip): '
+              '%.2f us (%.2f-%.2f)' % (t, statistics.median(xs), min(xs), max(xs)))
+    xs = list(ratio_of.values())
+    print('device UD/RC: %.2f (%.2f-%.2f): the UD bound of a call is '
+          'rc_verbs x this ratio, per repetition' %
+          (statistics.median(xs), min(xs), max(xs)))
+out = csv.writer(open(sys.argv[2], 'w', newline=''))
+out.writerow(['mpi', 'np', 'variant', 'call', 'size', 'avg_us', 'avg_lo',
+              'avg_hi', 'p99_us', 'p99_lo', 'p99_hi', 'reps'])
+for mpi in dict.fromkeys(r['mpi'] for r in rows):
+    for np_ in sorted({int(r['np']) for r in rows if r['mpi'] == mpi}):
+        keys = sorted({(r['call'], int(r['size'])) for r in rows
+                       if r['mpi'] == mpi and int(r['np']) == np_},
+                      key=lambda k: (order.index(k[0]), k[1]))
+        for call, size in keys:
+            for v in vs:
+                k = (mpi, np_, call, size, v)
+                a = med(k, 'avg_us')
+                p = med(k, 'p99_us') if a and cell[k][0]['p99_us'] else None
+                if a:
+                    out.writerow([mpi, np_, v, call, size] +
+                                 ['%.2f' % x for x in a] +
+                                 (['%.2f' % x for x in p] if p else [''] * 3) +
+                                 [len(cell[k])])
+        for col, what in (('avg_us', 'average'), ('p99_us', 'p99')):
+            print('\n%s, %d ranks, %s per call, us (median of repetitions, '
+                  'their range)' % (mpi, np_, what))
+            print('%-10s %6s' % ('call', 'size') +
+                  ''.join('%22s' % v for v in vs) +
+                  '  srqud/rc srqud/ud srqud/bound')
+            goal = [0, 0, 0]   # cells, within the goal, at or under ud_verbs
+            for call, size in keys:
+                if call.startswith('imb_') and col != 'avg_us':
+                    continue   # IMB: averages only
+                ms = {v: med((mpi, np_, call, size, v), col) for v in vs}
+                b = bound((mpi, np_, call, size, 'rc_verbs'), col)
+                print('%-10s %6d' % (call, size) +
+                      ''.join('%22s' % fmt(ms[v]) for v in vs) + '  ' +
+                      ratio(ms.get('srqud'), ms.get('rc_verbs')) + '  ' +
+                      ratio(ms.get('srqud'), ms.get('ud_verbs')) + '  ' +
+                      ratio(ms.get('srqud'), b))
+                s, r, u = ms.get('srqud'), ms.get('rc_verbs'), ms.get('ud_verbs')
+                if s and r and not call.startswith('imb_'):
+                    goal[0] += 1
+                    goal[1] += (s[0] <= 1.2 * r[0]) or bool(b and s[0] <= 1.1 * b[0])
+                    goal[2] += bool(u and s[0] <= u[0])
+            if goal[0]:
+                print('srqud within 1.2x rc_verbs or 1.1x the UD bound: %d of %d; '
+                      'at or under ud_verbs: %d of %d' %
+                      (goal[1], goal[0], goal[2], goal[0]))
+        slow = {}
+        for r in rows:
+            if r['mpi'] == mpi and int(r['np']) == np_ and r['slow10x']:
+                s = slow.setdefault(r['variant'], [0, 0, 0.0, 0])
+                s[0] += int(r['slow10x']); s[1] += int(r['over1ms'])
+                s[2] = max(s[2], float(r['max_us'])); s[3] += 1
+        print('calls above 10x their median / above 1 ms / slowest (us), all '
+              'sizes and repetitions: ' +
+              ', '.join('%s %d / %d / %.0f' % (v, *slow[v][:3])
+                        for v in vs if v in slow))
+PY
+for m in $MPIS; do
+    for col in avg_us p99_us; do
+        "$ROOT/contrib/bench/plot.py" "$OUT/summary.csv" --x np --y "$col" \
+            --series variant --facet call --where mpi="$m" --where size=8 --logy \
+            --title "MPI calls, $m, 8 B, $col (median of repetitions)" \
+            -o "$OUT/$m-8B-$col.png" >/dev/null || rc=1
+    done
+done
+echo "csv: $CSV"
+exit $rc
