@@ -82,9 +82,8 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
 /* The send decisions, each made here once for every path that posts:
  * does a send wait for the next ones (the queue is busy: they share a
  * doorbell; a send into an idle queue goes at once, so that a lone
- * message waits for nothing), and may it go without
- * a completion (one at least every TX_CQ_MODERATION sends frees the slots
- * of those before) */
+ * message waits for nothing), and may it go without a completion (one at
+ * least every TX_CQ_MODERATION sends frees the slots of those before) */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
