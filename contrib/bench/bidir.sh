@@ -36,8 +36,7 @@ echo "tl,rep,uni_MBs,bi_MBs,kcpus_uni,kcpus_bi" > "$CSV"
 for rep in $(seq 1 "$REPS"); do
     k=$(((rep - 1) % ${#TLA[@]}))
     for tl in "${TLA[@]:$k}" "${TLA[@]:0:$k}"; do
-        tls=$tl,self
-        [ "$tl" = rc_verbs ] && tls=rc_verbs,ud_verbs,self
+        tls=$(bench_ucx_tls "$tl")
         # shellcheck disable=SC2046 # the env list
         if out=$(bench_ompi 900 2 "$tls" $(bench_tl_env "$tl") -- \
                  "$B/mpi_bw" -c -m "$SIZE" -M "$SIZE" -i 40 2>&1); then

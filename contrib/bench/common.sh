@@ -23,7 +23,8 @@
 # one line: the script and its arguments, the time, cores and load average.
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
-# bad one), bench_ompi (an Open MPI run over pml ucx in the VM),
+# bad one), bench_ompi and bench_mpich (an MPI run over UCX in the VM),
+# bench_ucx_tls (a transport's UCX_TLS),
 # bench_build (the UCT benchmark programs of contrib/bench); awk's median
 # for the tables (BENCH_MEDIAN_AWK).
 #
@@ -117,6 +118,32 @@ bench_ompi() (
         "${xs[@]}" "$@"
 )
 
+# bench_mpich TIMEOUT NP UCX_TLS [VAR=VALUE...] -- CMD...: as bench_ompi,
+# for MPICH 4.0 (ch4:ucx carries local ranks too)
+bench_mpich() (
+    local tmo=$1 np=$2 tls=$3 gs=()
+    shift 3
+    while [ "$1" != -- ]; do
+        gs+=(-genv "${1%%=*}" "${1#*=}")
+        shift
+    done
+    shift
+    timeout "$tmo" mpirun.mpich -iface lo -np "$np" \
+        -genv UCX_TLS "$tls" -genv UCX_NET_DEVICES rxe0:1 \
+        -genv UCX_WARN_UNUSED_ENV_VARS n "${gs[@]}" "$@"
+)
+
+# bench_ucx_tls TL: UCX_TLS for a transport's runs: TL with self, and
+# rc_verbs with ud_verbs beside it (UCP's auxiliary transport for its
+# wire-up; the data goes over rc)
+bench_ucx_tls() {
+    if [ "$1" = rc_verbs ]; then
+        echo rc_verbs,ud_verbs,self
+    else
+        echo "$1,self"
+    fi
+}
+
 # BENCH_MEDIAN_AWK: an awk function for the tables' medians, put before a
 # program (awk "$BENCH_MEDIAN_AWK"'...'): median(x, c) of x[1..c], sorting
 # x in place; LO and HI get its smallest and largest value
@@ -173,11 +200,7 @@ bench_perftest() {
         [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
         args="-t $test -n $n -s $size"
-        if [ "$tl" = rc_verbs ]; then
-            envs="$envs UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1"
-        else
-            envs="$envs UCX_TLS=$(bench_tl "$tl"),self UCX_NET_DEVICES=rxe0:1"
-        fi
+        envs="$envs UCX_TLS=$(bench_ucx_tls "$(bench_tl "$tl")") UCX_NET_DEVICES=rxe0:1"
     fi
     # shellcheck disable=SC2086 # word lists
     out=$(PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-300} \

@@ -158,8 +158,8 @@ iters() {   # enough for about a second or two in the VM
     esac
 }
 mpi_fig() {   # mpi_fig TL uni|bi SIZE: MB/s of mpi_bw at SIZE
-    local tls=$1,self out
-    [ "$1" = rc_verbs ] && tls=rc_verbs,ud_verbs,self
+    local tls out
+    tls=$(bench_ucx_tls "$1")
     # shellcheck disable=SC2046
     out=$(bench_ompi 600 2 "$tls" $(bench_tl_env "$1") -- "$B/mpi_bw" -m "$3" -M "$3" -i 10 2>&1) ||
         { echo FAIL; return 1; }

@@ -88,21 +88,6 @@ for np in $NPS; do
          "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
 done
 
-# run_mpich TIMEOUT NP UCX_TLS [VAR=VALUE...] -- CMD...: as bench_ompi
-# (common.sh), for MPICH (ch4:ucx carries local ranks too)
-run_mpich() (
-    local tmo=$1 np=$2 tls=$3 gs=()
-    shift 3
-    while [ "$1" != -- ]; do
-        gs+=(-genv "${1%%=*}" "${1#*=}")
-        shift
-    done
-    shift
-    timeout "$tmo" mpirun.mpich -iface lo -np "$np" \
-        -genv UCX_TLS "$tls" -genv UCX_NET_DEVICES rxe0:1 \
-        -genv UCX_WARN_UNUSED_ENV_VARS n "${gs[@]}" "$@"
-)
-
 # device REP: srqud_rawperf's UD and RC ping-pong, rows "device" in the CSV
 # (call ud_lat / rc_lat, the median half round trip as p50 and average)
 device() {
@@ -124,10 +109,7 @@ one() {
     name=${v%%+*}
     tl=$(bench_tl "$name")
     read -ra envs <<< "$(bench_tl_env "$tl") $(echo "${v#"$name"}" | tr + ' ')"
-    case $tl in
-    rc_verbs) tls=rc_verbs,ud_verbs,self ;;
-    *)        tls=$tl,self ;;
-    esac
+    tls=$(bench_ucx_tls "$tl")
     [[ " $SKIP " == *" $m:$np "* ]] && return 0
     calls=$CALLS
     [ "$np" -gt 2 ] && calls=$(echo ",$CALLS," | sed 's/,pingpong,/,/; s/^,//; s/,$//')
@@ -138,7 +120,7 @@ one() {
         out=$(bench_ompi 1800 "$np" "$tls" "${envs[@]}" -- \
               "$OUT/mpi_calls.$m" -c "$calls" -s "$SIZES" -n "$iters" 2>&1)
     else
-        out=$(run_mpich 1800 "$np" "$tls" "${envs[@]}" -- \
+        out=$(bench_mpich 1800 "$np" "$tls" "${envs[@]}" -- \
               "$OUT/mpi_calls.$m" -c "$calls" -s "$SIZES" -n "$iters" 2>&1)
     fi
     rc=$?
@@ -173,7 +155,7 @@ imb() {
     if [ "$m" = ompi ]; then
         out=$(bench_ompi 1800 "$np" "$tls" "$@" 2>&1)
     else
-        out=$(run_mpich 1800 "$np" "$tls" "$@" 2>&1)
+        out=$(bench_mpich 1800 "$np" "$tls" "$@" 2>&1)
     fi
     rc=$?
     echo "== ${prefix//,/ } IMB: exit $rc, $((SECONDS - t0)) s" >&2

@@ -279,12 +279,39 @@ static void usage(void)
 }
 
 
+/* The item after the one @a s points at in a comma-separated list; NULL
+ * after the last */
+static const char *list_next(const char *s)
+{
+    const char *comma = strchr(s, ',');
+
+    return (comma != NULL) ? comma + 1 : NULL;
+}
+
+
+/* The call named by the list item at @a s; CALL_LAST if none is */
+static int call_of(const char *s)
+{
+    size_t len = strcspn(s, ",");
+    int call;
+
+    for (call = 0; call < CALL_LAST; ++call) {
+        if ((strlen(call_names[call]) == len) &&
+            !strncmp(s, call_names[call], len)) {
+            break;
+        }
+    }
+    return call;
+}
+
+
 int main(int argc, char **argv)
 {
     const char *calls = "pingpong,sendrecv,alltoall,allgather,allreduce,bcast";
-    const char *sizes = "8,1K,4K", *s, *c;
-    size_t size, max = 0, len;
-    int iters = 10000, warmup = 200, opt, call, bad = 0;
+    const char *sizes = "8,1K,4K", *s;
+    size_t size[64], max = 0;
+    int call[64], ncalls = 0, nsizes = 0;
+    int iters = 10000, warmup = 200, opt, i, j, bad = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -301,11 +328,19 @@ int main(int argc, char **argv)
     if ((iters < 1) || (warmup < 0) || (g_size < 2)) {
         usage();
     }
-    for (s = sizes; s != NULL; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL) {
-        if ((size = parse_size(s)) == 0) {
+    /* both lists checked before anything runs */
+    for (s = sizes; s != NULL; s = list_next(s)) {
+        if ((nsizes == 64) || ((size[nsizes] = parse_size(s)) == 0)) {
             usage();
         }
-        max = (size > max) ? size : max;
+        max = (size[nsizes] > max) ? size[nsizes] : max;
+        ++nsizes;
+    }
+    for (s = calls; s != NULL; s = list_next(s)) {
+        if ((ncalls == 64) || ((call[ncalls] = call_of(s)) == CALL_LAST)) {
+            usage();
+        }
+        ++ncalls;
     }
     g_send = malloc(max * (size_t)g_size);
     g_recv = malloc(max * (size_t)g_size);
@@ -315,20 +350,9 @@ int main(int argc, char **argv)
     if (g_rank == 0) {
         printf("call size avg_us p50_us p99_us max_us slow10x over1ms\n");
     }
-    for (c = calls; c != NULL; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL) {
-        len = strcspn(c, ",");
-        for (call = 0; call < CALL_LAST; ++call) {
-            if ((strlen(call_names[call]) == len) &&
-                !strncmp(c, call_names[call], len)) {
-                break;
-            }
-        }
-        if (call == CALL_LAST) {
-            usage();
-        }
-        for (s = sizes; s != NULL;
-             s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL) {
-            bad |= measure(call, parse_size(s), iters, warmup);
+    for (i = 0; i < ncalls; ++i) {
+        for (j = 0; j < nsizes; ++j) {
+            bad |= measure(call[i], size[j], iters, warmup);
         }
     }
     free(g_send);

@@ -62,6 +62,22 @@ public:
         }, [&] { sender->progress(); }, 10000000ul));
     }
 
+    /* 16 B messages 1, 2, ... without progress until one is refused for
+     * resources; @a seq: the last one sent. Call through
+     * ASSERT_NO_FATAL_FAILURE. */
+    void send_until_refused(uint64_t &seq)
+    {
+        ucs_status_t status;
+
+        seq = 0;
+        while ((status = send_short(seq + 1, 16)) == UCS_OK) {
+            ++seq;
+            ASSERT_LT(seq, 100000u);
+        }
+        ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
+        ASSERT_GT(seq, 0u);
+    }
+
     /* A pending request that sends message @a seq (16 B) when dispatched */
     struct pending_send {
         pending_send(srqud_am *test, uint64_t seq) : test(test), seq(seq)
@@ -165,14 +181,9 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
      * answered (else resources may free in between: pending_add then
      * answers BUSY) */
     async_hold hold(ctx.async);
-    uint64_t seq = 0;
+    uint64_t seq;
     ucs_status_t status;
-    while ((status = send_short(seq + 1, 16)) == UCS_OK) {
-        ++seq;
-        ASSERT_LT(seq, 100000u);
-    }
-    ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
-    ASSERT_GT(seq, 0u);
+    ASSERT_NO_FATAL_FAILURE(send_until_refused(seq));
 
     pending_send req(this, seq + 1);
     ASSERT_UCS_OK(uct_ep_pending_add(ep, &req.super, 0));
@@ -331,13 +342,8 @@ protected:
 TEST_F(srqud_am_small_queue, pending_add_after_async_freed_resources)
 {
     unsigned long before = srqud_stats(sender->handle).async_progress;
-    uint64_t seq         = 0;
-    ucs_status_t status;
-    while ((status = send_short(seq + 1, 16)) == UCS_OK) {
-        ++seq;
-        ASSERT_LT(seq, 100000u);
-    }
-    ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
+    uint64_t seq;
+    ASSERT_NO_FATAL_FAILURE(send_until_refused(seq));
 
     /* No progress from here: the async thread runs both interfaces (the
      * receiver acknowledges, the sender's completions and acks free its
