@@ -62,6 +62,8 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=../../test/sucg/mpi/mpirun.sh
 . "$ROOT/test/sucg/mpi/mpirun.sh"
+# shellcheck source=sucg-run.sh
+. "$ROOT/contrib/bench/sucg-run.sh"
 sucg_net "$NET" || { echo "error: --net $NET: host, srqud or rc" >&2; exit 2; }
 # the same transport for both MPIs and UCG; on the host: shared memory
 [ "$NET" = host ] && UCX_ENV=(UCX_TLS=sm,self "${UCX_ENV[@]}")
@@ -90,33 +92,6 @@ PLOT=$ROOT/contrib/bench/plot.py
 PYTHON=${PYTHON:-/usr/bin/python3}
 ERRORS=0
 
-# run_ompi IMPL NP PROGRAM ARGS...: IMPL ompi-tuned (the component not on
-# the path: Open MPI as shipped) or ompi-ucg-ALGO (ALGO auto: UCG's choice)
-run_ompi() {
-    local impl=$1 np=$2 vars=() comp=()
-    shift 2
-    case "$impl" in
-    ompi-ucg-*) comp=("${SUCG_OMPI_COMPONENT_ARGS[@]}") ;;
-    esac
-    case "$impl" in
-    ompi-ucg-auto|ompi-tuned) ;;
-    *) vars=(UCG_ALLGATHER_ALGO="${impl#ompi-ucg-}") ;;
-    esac
-    sucg_ompi "${vars[@]}" "$np" "${comp[@]}" "$@"
-}
-
-# run_mpich IMPL NP PROGRAM ARGS...: IMPL mpich-default or mpich-ucg-ALGO
-run_mpich() {
-    local impl=$1 np=$2 vars=()
-    shift 2
-    case "$impl" in
-    mpich-default) ;;
-    mpich-ucg-auto) vars=(LD_PRELOAD="$PMPI_LIB") ;;
-    *) vars=(LD_PRELOAD="$PMPI_LIB" UCG_ALLGATHER_ALGO="${impl#mpich-ucg-}") ;;
-    esac
-    sucg_mpich "${vars[@]}" "$np" "$@"
-}
-
 impls() {
     local a
     if [ $WHICH != mpich ]; then
@@ -126,42 +101,6 @@ impls() {
     if [ $WHICH != ompi ]; then
         echo mpich-default
         for a in $ALGOS; do echo mpich-ucg-$a; done
-    fi
-}
-
-expected_path() {   # IMPL [auto]: what sucg_path_name() must report
-    case "$1" in
-    ompi-tuned|mpich-default) echo mpi ;;
-    *-ucg-auto) echo "ucg:*" ;;
-    *) echo "ucg:${1#*-ucg-}" ;;
-    esac
-}
-
-# run IMPL NP PROGRAM_BASE ARGS... -> CSV lines on stdout; 1 if the run
-# failed or took another path than intended
-run() {
-    local impl=$1 np=$2 prog=$3 log out rc want
-    shift 3
-    log=$OUT/logs/$impl-np$np-$(basename "$prog")-$(echo "$*" | tr -c 'A-Za-z0-9' _).log
-    mkdir -p "$OUT/logs"
-    case "$impl" in
-    ompi-*)  run_ompi "$impl" "$np" "${prog}_ompi" "$@" > "$log" 2>&1 ;;
-    mpich-*) run_mpich "$impl" "$np" "${prog}_mpich" "$@" > "$log" 2>&1 ;;
-    esac
-    rc=$?
-    want=$(expected_path "$impl")
-    out=$(grep -E '^[a-z0-9_-]+,' "$log" | grep -v '^#')
-    if [ $rc != 0 ] || [ -z "$out" ]; then
-        echo "error: $impl np=$np $(basename "$prog") $*: exit $rc (log $log)" >&2
-        tail -5 "$log" | sed 's/^/    /' >&2
-        return 1
-    fi
-    # every line must carry the intended path
-    if echo "$out" | awk -F, -v w="$want" '{ p = $NF; if (w ~ /\*$/) { sub(/\*$/, "", w); ok = index(p, w) == 1 } else ok = (p == w); if (!ok) bad = 1 } END { exit bad }'; then
-        echo "$out"
-    else
-        echo "error: $impl np=$np: path is not $want: $(echo "$out" | awk -F, '{print $NF}' | sort -u | tr '\n' ' ') (log $log)" >&2
-        return 1
     fi
 }
 
@@ -175,7 +114,7 @@ for mode in $MODES; do
     fl=""; [ $mode = fresh ] && fl=-f
     for np in $NPS; do
         for impl in $(impls); do
-            run "$impl" "$np" "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -l "$impl" $fl \
+            sucg_run "$impl" "$np" "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -l "$impl" $fl \
                 > "$OUT/.run" || ERRORS=$((ERRORS + 1))
             sed "s/^/$NET,$mode,/" "$OUT/.run" >> "$ACSV"
             printf '.' >&2
@@ -191,7 +130,7 @@ if [ $MATMUL = 1 ]; then
         for np in $MM_NPS; do
             for impl in $( [ $WHICH != mpich ] && echo ompi-tuned ompi-ucg-auto
                            [ $WHICH != ompi ] && echo mpich-default mpich-ucg-auto); do
-                run "$impl" "$np" "$EX/sucg_matmul" -n 256 -i "$MM_ITERS" $fl \
+                sucg_run "$impl" "$np" "$EX/sucg_matmul" -n 256 -i "$MM_ITERS" $fl \
                     > "$OUT/.run" || ERRORS=$((ERRORS + 1))
                 sed "s/^/$NET,$mode,$impl,/" "$OUT/.run" >> "$MCSV"
             done

@@ -42,6 +42,16 @@
  * flag. Staged steps and the other pairs keep their puts. The failing rank
  * logs one line per context.
  *
+ * Staged steps as one active message: where every rank of the group has
+ * enabled it (sucg_context_enable_am), a staged step is one UCP active
+ * message whose handler on the receiver copies the data into the same
+ * staging ranges and raises the same flag (allgather_am.c sends,
+ * core/sucg_am_rx.c receives); no fence, no flag put. Over srqud or tcp,
+ * which emulate a put with a message, a step is then one message instead
+ * of two and an ordering point. Not to a peer whose group buffer is mapped
+ * here (shared memory, ucp_rkey_ptr): a put is a store there. The choice is
+ * the sender's alone: the receiver waits for the same flag either way.
+ *
  * Completion and memory ordering: data puts, then an ordering point, then
  * an 8-byte put of the collective sequence number into the receiver's flag
  * slot for that step (descriptors: same, into a descriptor flag). The
@@ -286,7 +296,7 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
     coll->in_stage    = 0;
     coll->nstaged     = 0;
     coll->tagged_rx   = 0;
-    coll->step_tagged = 0;
+    coll->step_noflag = 0;
     coll->rx_posted   = 0;
     if ((m == 0) || (g->size == 1)) {
         return UCS_OK;
@@ -344,7 +354,12 @@ static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
     int i, slot;
     ucs_status_t status;
 
-    if (coll->step < coll->nstaged) {
+    if ((coll->step < coll->nstaged) && g->am && !peer->buf_mapped &&
+        (coll->step < SUCG_AM_MAX_STEPS)) {
+        /* one message: data and flag (allgather_am.c) */
+        coll->step_noflag = 1;
+        return sucg_am_send_step(coll, st, peer->ep);
+    } else if (coll->step < coll->nstaged) {
         src  = sucg_stage(g, coll->seq);
         dst  = peer->buf_addr + half + g->layout.stage_off;
         rkey = peer->buf_rkey;
@@ -362,7 +377,7 @@ static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
         if (desc->rkey_len == 0) {
             /* the receiver could not register its rbuf: no flag either */
             ctx->stats.tagged_tx_steps++;
-            coll->step_tagged = 1;
+            coll->step_noflag = 1;
             return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
         }
         rkey = sucg_rdma_peer_rkey(coll, st->send_peer, desc);
@@ -438,7 +453,7 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
             coll->sent = 1;
         }
         if (coll->sent == 1) {
-            if ((st.send_peer >= 0) && !coll->step_tagged) {
+            if ((st.send_peer >= 0) && !coll->step_noflag) {
                 if (coll->flushing) {
                     return UCS_INPROGRESS;
                 }
@@ -462,7 +477,7 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
         }
         coll->step++;
         coll->sent        = 0;
-        coll->step_tagged = 0;
+        coll->step_noflag = 0;
         coll->rx_posted   = 0;
     }
 

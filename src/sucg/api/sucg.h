@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define SUCG_API_VERSION 2
+#define SUCG_API_VERSION 3
 
 typedef struct sucg_context *sucg_context_h;
 typedef struct sucg_group   *sucg_group_h;
@@ -111,6 +111,16 @@ typedef struct sucg_coll_params {
 ucs_status_t sucg_context_create(const sucg_context_params_t *params,
                                  sucg_context_h *context_p);
 void         sucg_context_destroy(sucg_context_h context);
+/*
+ * The context's UCP context has UCP_FEATURE_AM: a small (staged) step of
+ * the RDMA algorithms then goes as one active message with id @a am_id
+ * (sucg registers its handler on the worker; the id must be free), data and
+ * completion together, instead of a put, an ordering point and a flag put
+ * (three operations where puts are emulated by messages). A group uses it
+ * when every rank enabled it. Call before creating groups.
+ * SUCG_STAGED_STEP=put keeps the puts (and registers nothing).
+ */
+ucs_status_t sucg_context_enable_am(sucg_context_h context, uint16_t am_id);
 /* Progress UCP and every started collective; returns nonzero if anything moved */
 unsigned     sucg_progress(sucg_context_h context);
 void         sucg_config_print(sucg_context_h context, FILE *stream);
@@ -181,6 +191,8 @@ typedef struct sucg_stats {
     uint64_t reg_failures;        /* rbuf registrations that failed */
     uint64_t tagged_rx_steps;     /* zero-copy steps received by tag instead */
     uint64_t tagged_tx_steps;     /* ... sent by tag to such a receiver */
+    uint64_t am_steps;            /* staged steps sent as one active message */
+    uint64_t am_dropped;          /* step messages that failed the check */
 } sucg_stats_t;
 
 void sucg_stats_get(sucg_context_h context, sucg_stats_t *stats);

@@ -34,8 +34,13 @@ static const char *sucg_foreign_prefixes[] = {
 static const char *sucg_known_vars[] = {
     "SUCG_ALLGATHER_ALGO", "SUCG_ALLGATHER_ZCOPY_THRESH", "SUCG_RING_MIN_BYTES",
     "SUCG_RING_MIN_RANKS", "SUCG_GROUP_BUFFER_SIZE", "SUCG_RCACHE_MAX_ENTRIES",
-    "SUCG_RCACHE_MAX_BYTES", "SUCG_RMA_ORDERING", "SUCG_FAULT_REG_FAIL", NULL
+    "SUCG_RCACHE_MAX_BYTES", "SUCG_RMA_ORDERING", "SUCG_FAULT_REG_FAIL",
+    "SUCG_STAGED_STEP", NULL
 };
+
+/* in the order of their enums */
+static const char *const sucg_staged_names[]   = {"am", "put"};
+static const char *const sucg_ordering_names[] = {"auto", "fence", "flush"};
 
 const char *sucg_config_algo_name(sucg_allgather_algo_t algo)
 {
@@ -133,6 +138,30 @@ static ucs_status_t sucg_cfg_size(sucg_config_getenv_t get, void *arg,
     return UCS_OK;
 }
 
+/* One of @a names[0..n-1] (any case), as its index in @a i; -1 if unset */
+static ucs_status_t sucg_cfg_choice(sucg_config_getenv_t get, void *arg,
+                                    const char *name, const char *const *names,
+                                    int n, int *i, char *err, size_t err_len)
+{
+    const char *s = sucg_cfg_get(get, arg, name, &name);
+    char list[128] = "";
+    int k;
+
+    *i = -1;
+    if (s == NULL) {
+        return UCS_OK;
+    }
+    for (k = 0; k < n; ++k) {
+        if (!strcasecmp(s, names[k])) {
+            *i = k;
+            return UCS_OK;
+        }
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                 (k > 0) ? ", " : "", names[k]);
+    }
+    SUCG_CFG_ERR("%s='%s': invalid value, expected one of %s", name, s, list);
+}
+
 ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
                                void *arg, char *err, size_t err_len)
 {
@@ -150,20 +179,20 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     c->rcache_max_bytes   = (size_t)1 << 30;
     c->rma_ordering       = SUCG_RMA_ORDERING_AUTO;
     c->fault_reg_fail     = 0;
+    c->staged_step        = SUCG_STAGED_STEP_AM;
 
-    s = sucg_cfg_get(get, arg, "SUCG_RMA_ORDERING", &name);
-    if (s != NULL) {
-        if (!strcasecmp(s, "auto")) {
-            c->rma_ordering = SUCG_RMA_ORDERING_AUTO;
-        } else if (!strcasecmp(s, "fence")) {
-            c->rma_ordering = SUCG_RMA_ORDERING_FENCE;
-        } else if (!strcasecmp(s, "flush")) {
-            c->rma_ordering = SUCG_RMA_ORDERING_FLUSH;
-        } else {
-            SUCG_CFG_ERR("%s='%s': invalid value, expected one of auto, "
-                         "fence, flush", name, s);
-        }
+    status = sucg_cfg_choice(get, arg, "SUCG_STAGED_STEP", sucg_staged_names,
+                             2, &i, err, err_len);
+    if (status != UCS_OK) {
+        return status;
     }
+    c->staged_step = (i < 0) ? c->staged_step : (sucg_staged_step_t)i;
+    status = sucg_cfg_choice(get, arg, "SUCG_RMA_ORDERING", sucg_ordering_names,
+                             3, &i, err, err_len);
+    if (status != UCS_OK) {
+        return status;
+    }
+    c->rma_ordering = (i < 0) ? c->rma_ordering : (sucg_rma_ordering_t)i;
 
     s = sucg_cfg_get(get, arg, "SUCG_ALLGATHER_ALGO", &name);
     if (s != NULL) {
@@ -297,8 +326,8 @@ void sucg_config_dump(const sucg_config_t *c, FILE *f)
     fprintf(f, "SUCG_GROUP_BUFFER_SIZE=%zu\n", c->group_buffer_size);
     fprintf(f, "SUCG_RCACHE_MAX_ENTRIES=%u\n", c->rcache_max_entries);
     fprintf(f, "SUCG_RCACHE_MAX_BYTES=%zu\n", c->rcache_max_bytes);
-    fprintf(f, "SUCG_RMA_ORDERING=%s\n",
-            (const char*[]){"auto", "fence", "flush"}[c->rma_ordering]);
+    fprintf(f, "SUCG_RMA_ORDERING=%s\n", sucg_ordering_names[c->rma_ordering]);
+    fprintf(f, "SUCG_STAGED_STEP=%s\n", sucg_staged_names[c->staged_step]);
     fprintf(f, "SUCG_FAULT_REG_FAIL=%u\n", c->fault_reg_fail);
 }
 

@@ -17,6 +17,11 @@ typedef enum {
     SUCG_RMA_ORDERING_FLUSH
 } sucg_rma_ordering_t;
 
+typedef enum {
+    SUCG_STAGED_STEP_AM,      /* one active message, where enabled */
+    SUCG_STAGED_STEP_PUT      /* put, fence, flag put */
+} sucg_staged_step_t;
+
 typedef struct sucg_config {
     sucg_allgather_algo_t allgather_algo;      /* SUCG_ALLGATHER_ALGO */
     size_t                zcopy_thresh;        /* SUCG_ALLGATHER_ZCOPY_THRESH */
@@ -26,6 +31,7 @@ typedef struct sucg_config {
     unsigned              rcache_max_entries;  /* SUCG_RCACHE_MAX_ENTRIES */
     size_t                rcache_max_bytes;    /* SUCG_RCACHE_MAX_BYTES */
     sucg_rma_ordering_t   rma_ordering;        /* SUCG_RMA_ORDERING */
+    sucg_staged_step_t    staged_step;         /* SUCG_STAGED_STEP */
     unsigned              fault_reg_fail;      /* SUCG_FAULT_REG_FAIL, % */
 } sucg_config_t;
 

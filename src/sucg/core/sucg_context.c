@@ -87,6 +87,7 @@ SUCG_EXPORT void sucg_context_destroy(sucg_context_h ctx)
     if (ctx->groups != NULL) {
         sucg_warn("context destroyed with groups alive");
     }
+    sucg_am_disable(ctx);
     sucg_rcache_cleanup(&ctx->rcache);
     free(ctx);
 }

@@ -13,6 +13,9 @@
 #define SUCG_OOB_MAGIC        0x53554347u  /* "SUCG" */
 #define SUCG_OOB_RECORD_SIZE  4096
 
+/* takes staged steps as active messages (sucg_context_enable_am) */
+#define SUCG_OOB_FEATURE_AM   1u
+
 typedef struct sucg_oob_record {
     uint32_t magic;
     uint32_t api_version;
@@ -21,7 +24,7 @@ typedef struct sucg_oob_record {
     int32_t  error;          /* this rank failed locally: everyone fails */
     uint32_t rkey_len;
     uint32_t addr_len;       /* 0: no worker address (eps given) */
-    uint32_t pad;
+    uint32_t features;       /* SUCG_OOB_FEATURE_* */
     uint64_t buf_addr;
     uint64_t buf_size;
     /* configuration that must agree */
@@ -107,6 +110,7 @@ static void sucg_group_fill_record(sucg_group_h g, sucg_oob_record_t *rec,
     rec->ring_min_ranks    = c->ring_min_ranks;
     rec->group_buffer_size = c->group_buffer_size;
     rec->allgather_algo    = c->allgather_algo;
+    rec->features          = g->ctx->am_enabled ? SUCG_OOB_FEATURE_AM : 0;
     if (sizeof(*rec) + rkey_len + addr_len > SUCG_OOB_RECORD_SIZE) {
         sucg_error("group: rkey (%zu) + worker address (%zu) exceed the OOB "
                    "record (%d bytes)", rkey_len, addr_len, SUCG_OOB_RECORD_SIZE);
@@ -161,9 +165,18 @@ static ucs_status_t sucg_group_check_record(sucg_group_h g, int r,
 static void sucg_group_release(sucg_group_h g)
 {
     ucp_request_param_t param = {0};
+    sucg_group_h *p;
     void *req;
     int r, i;
 
+    /* first: closing endpoints below progresses the worker, whose step
+     * messages must no longer find this group */
+    for (p = &g->ctx->groups; *p != NULL; p = &(*p)->next) {
+        if (*p == g) {
+            *p = g->next;
+            break;
+        }
+    }
     if (g->peers != NULL) {
         for (r = 0; r < g->size; ++r) {
             for (i = 0; i < SUCG_PEER_RKEY_CACHE; ++i) {
@@ -269,9 +282,13 @@ sucg_group_create_post(sucg_context_h ctx, const sucg_group_params_t *params,
     if (rkey_buf != NULL) {
         ucp_rkey_buffer_release(rkey_buf);
     }
-    *group_p = g;
-    *record  = g->create_rec;
-    *len     = SUCG_OOB_RECORD_SIZE;
+    /* listed before the exchange: a peer done with it first may send a
+     * step message at once (sucg_am_rx.c) */
+    g->next     = ctx->groups;
+    ctx->groups = g;
+    *group_p    = g;
+    *record     = g->create_rec;
+    *len        = SUCG_OOB_RECORD_SIZE;
     return UCS_OK;
 }
 
@@ -311,12 +328,15 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
     const uint8_t *all = records;
     const sucg_oob_record_t *rec;
     ucs_status_t status = g->create_status;
+    void *mapped;
     int r;
 
+    g->am = 1;
     for (r = 0; (status == UCS_OK) && (r < g->size); ++r) {
         rec    = (const sucg_oob_record_t*)(all + (size_t)r *
                                             SUCG_OOB_RECORD_SIZE);
         status = sucg_group_check_record(g, r, rec, g->create_rec);
+        g->am  = g->am && (rec->features & SUCG_OOB_FEATURE_AM);
         if ((status != UCS_OK) || (r == g->rank)) {
             continue;
         }
@@ -330,6 +350,10 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
         if (status != UCS_OK) {
             sucg_error("group: cannot unpack the rkey of rank %d: %s", r,
                        ucs_status_string(status));
+        } else {
+            g->peers[r].buf_mapped = (ucp_rkey_ptr(g->peers[r].buf_rkey,
+                                                   rec->buf_addr,
+                                                   &mapped) == UCS_OK);
         }
     }
     free(g->create_rec);
@@ -338,8 +362,6 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
         sucg_group_release(g);
         return status;
     }
-    g->next        = g->ctx->groups;
-    g->ctx->groups = g;
     return UCS_OK;
 }
 
@@ -382,16 +404,8 @@ SUCG_EXPORT ucs_status_t sucg_group_create(sucg_context_h ctx,
 
 SUCG_EXPORT void sucg_group_destroy(sucg_group_h g)
 {
-    sucg_group_h *p;
-
     if (g->queue_head != NULL) {
         sucg_warn("group destroyed with collectives in progress");
-    }
-    for (p = &g->ctx->groups; *p != NULL; p = &(*p)->next) {
-        if (*p == g) {
-            *p = g->next;
-            break;
-        }
     }
     sucg_group_release(g);
 }

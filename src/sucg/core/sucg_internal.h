@@ -8,6 +8,7 @@
 #include "sucg/core/sucg_config.h"
 #include "sucg/core/sucg_rcache.h"
 #include "sucg/sched/sucg_sched.h"
+#include "sucg/allgather/allgather_am_def.h"
 
 #include <string.h>
 
@@ -43,6 +44,8 @@ typedef struct sucg_peer {
     ucp_ep_h   ep;
     uint64_t   buf_addr;   /* peer's group buffer */
     ucp_rkey_h buf_rkey;
+    int        buf_mapped; /* ... is in our address space (shared memory:
+                              a put is a store, no message to save) */
     struct {
         uint64_t   reg_id;  /* 0: empty */
         uint64_t   last_use;
@@ -59,6 +62,8 @@ struct sucg_context {
     uint16_t       next_group_id;
     uint64_t       rkey_tick;
     unsigned       fault_seed;   /* rand_r state of SUCG_FAULT_REG_FAIL */
+    int            am_enabled;   /* sucg_context_enable_am() registered */
+    uint16_t       am_id;        /* ... this handler id */
     sucg_stats_t   stats;
 };
 
@@ -89,7 +94,10 @@ struct sucg_group {
     sucg_group_h        next;       /* in ctx->groups */
     int                 rank;
     int                 size;
-    uint16_t            id;         /* tag space of the p2p algorithms */
+    uint16_t            id;         /* tag space of the p2p algorithms,
+                                       and of step messages */
+    int                 am;         /* every rank takes staged steps as
+                                       active messages (core/sucg_am_rx.c receives, allgather/allgather_am.c sends) */
     int                 own_eps;
     sucg_peer_t        *peers;
     ucp_mem_h           buf_memh;
@@ -121,6 +129,14 @@ typedef struct sucg_coll_ops {
 
 #define SUCG_P2P_MAX_REQS (2 * SUCG_SCHED_MAX_RANGES)
 
+/* Staged steps that may go as active messages; later ones (only with a
+ * huge SUCG_ALLGATHER_ZCOPY_THRESH) are puts */
+#define SUCG_AM_MAX_STEPS 16
+typedef struct sucg_am_tx {
+    sucg_am_hdr_t hdr;
+    ucp_dt_iov_t  iov[SUCG_SCHED_MAX_RANGES];
+} sucg_am_tx_t;
+
 struct sucg_coll {
     sucg_group_h          group;
     sucg_coll_params_t    params;
@@ -150,8 +166,10 @@ struct sucg_coll {
     size_t                desc_len;
     int                   tagged_rx;   /* rbuf not registered: zero-copy
                                           steps come by tagged messages */
-    int                   step_tagged; /* this step's data went by tag */
+    int                   step_noflag; /* this step's data went by tag or
+                                          as an active message: no flag */
     int                   rx_posted;   /* this step's tagged receives posted */
+    sucg_am_tx_t          am_tx[SUCG_AM_MAX_STEPS]; /* step messages in flight */
 
     /* P2P */
     void                 *reqs[SUCG_P2P_MAX_REQS];
@@ -203,6 +221,12 @@ static inline int sucg_flag_is(volatile uint64_t *flag, uint64_t value)
 void         sucg_coll_req_param(sucg_coll_h coll, ucp_request_param_t *param,
                                  ucp_mem_h memh);
 ucs_status_t sucg_coll_req_track(sucg_coll_h coll, ucs_status_ptr_t sptr);
+
+/* Staged steps as active messages: the handler (sucg_am_rx.c), the send
+ * (core/sucg_am_rx.c receives, allgather/allgather_am.c sends) */
+void         sucg_am_disable(sucg_context_h ctx);
+ucs_status_t sucg_am_send_step(sucg_coll_h coll, const sucg_sched_step_t *st,
+                               ucp_ep_h ep);
 
 /* Algorithms */
 extern const sucg_coll_ops_t sucg_allgather_rdma_ops;

@@ -136,7 +136,7 @@ static int sucg_mpi_ctx_get(void)
         goto err;
     }
     up.field_mask = UCP_PARAM_FIELD_FEATURES;
-    up.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG;
+    up.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG | UCP_FEATURE_AM;
     status        = ucp_init(&up, cfg, &g_sucg_mpi.ucp);
     ucp_config_release(cfg);
     if (status != UCS_OK) {
@@ -165,6 +165,9 @@ static int sucg_mpi_ctx_get(void)
         ucp_cleanup(g_sucg_mpi.ucp);
         goto err;
     }
+    /* staged steps as one message each; the worker is ours alone, so any
+     * id is free. Without it (reported) the steps are puts. */
+    (void)sucg_context_enable_am(g_sucg_mpi.ctx, 0);
     if (sucg_mpi_config.verbose >= 2) {
         sucg_config_print(g_sucg_mpi.ctx, stderr);
     }

@@ -75,7 +75,7 @@ static ucc_status_t ucc_tl_sucg_ucp_open(ucc_tl_sucg_context_t *self)
     }
     ucc_tl_sucg_ucp_config_fence(self, ucp_config);
     ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-    ucp_params.features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA;
+    ucp_params.features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM;
     ucp_params.name       = "UCC_TL_SUCG";
     status = ucp_init(&ucp_params, ucp_config, &self->ucp_context);
     ucp_config_release(ucp_config);
@@ -174,6 +174,9 @@ UCC_CLASS_INIT_FUNC(ucc_tl_sucg_context_t,
         tl_error(self->super.super.lib, "sucg_context_create failed");
         goto err;
     }
+    /* staged steps as one message each; the worker is the TL's alone, so
+     * any id is free. Without it (reported) the steps are puts. */
+    (void)sucg_context_enable_am(self->sucg, 0);
     status = ucc_mpool_init(&self->task_mp, 0, sizeof(ucc_tl_sucg_task_t), 0,
                             UCC_CACHE_LINE_SIZE, 8, UINT_MAX,
                             &ucc_coll_task_mpool_ops, params->thread_mode,

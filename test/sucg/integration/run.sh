@@ -36,12 +36,20 @@ for tls in tcp,self sm,self; do
         # bounded runtime: at most 16 MB of results per rank for n <= 3,
         # 4 MB above (8 processes share the cores and busy-poll)
         m=$((16 << 20)); [ $n -gt 3 ] && [ -n "$Q" ] && m=$((4 << 20))
-        run "${tls%%,*}_n$n" "UCX_TLS=$tls n=$n" env UCX_TLS=$tls "$LAUNCH" -n $n $Q -m $m -t 150
+        # staged steps: active messages over tcp (its puts are messages),
+        # stores into the peer's mapped buffer over shared memory
+        s=am; [ $tls = sm,self ] && s=put
+        run "${tls%%,*}_n$n" "UCX_TLS=$tls n=$n" env UCX_TLS=$tls "$LAUNCH" -n $n $Q -m $m \
+            -S $s -t 150
     done
 done
 # 8 MB per rank on 2 ranks (the top of the size range), both RDMA algorithms
 run sm_n2_8MB "UCX_TLS=sm,self n=2 8MB" env UCX_TLS=sm,self "$LAUNCH" -n 2 -m $((16 << 20)) \
     -a recursive_doubling -a ring -t 150
+# staged steps as puts, a fence and a flag over tcp too (the path of a
+# context without active messages)
+run tcp_n5_staged_puts "UCX_TLS=tcp,self n=5 staged steps as puts" \
+    env UCX_TLS=tcp,self SUCG_STAGED_STEP=put "$LAUNCH" -n 5 -q -m $((4 << 20)) -S put -t 150
 # a tiny threshold: recursive doubling switches to zero-copy mid-way
 run tcp_n6_zcopy_thresh_64 "UCX_TLS=tcp,self n=6 MT=64" env UCX_TLS=tcp,self SUCG_ALLGATHER_ZCOPY_THRESH=64 \
     "$LAUNCH" -n 6 -q -m 1000000 -a recursive_doubling -t 150

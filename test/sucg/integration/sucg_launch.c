@@ -12,6 +12,8 @@
  *               [-R RANK]   every receive-buffer registration on RANK fails
  *                           (SUCG_FAULT_REG_FAIL=100 there only): its
  *                           zero-copy steps must arrive by tagged messages
+ *               [-S am|put] how staged steps must have gone: every one as
+ *                           an active message, or every one as puts
  *
  * Exits 0 only if every rank verified every collective.
  */
@@ -109,6 +111,7 @@ static void fill(uint8_t *p, int r, unsigned iter, size_t m)
 
 static int corrupt_rank = -1;
 static int reg_fail_rank = -1;
+static const char *staged_want;   /* -S */
 static long errors;
 
 static void verify(const char *what, const uint8_t *rbuf, size_t m,
@@ -391,7 +394,7 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     }
     check(ucp_config_read(NULL, NULL, &config), "ucp_config_read");
     up.field_mask = UCP_PARAM_FIELD_FEATURES;
-    up.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG;
+    up.features   = UCP_FEATURE_RMA | UCP_FEATURE_TAG | UCP_FEATURE_AM;
     check(ucp_init(&up, config, &ucp), "ucp_init");
     ucp_config_release(config);
     wp.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -401,6 +404,8 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     cp.ucp_context = ucp;
     cp.ucp_worker  = g_worker;
     check(sucg_context_create(&cp, &ctx), "sucg_context_create");
+    /* an id other than 0: a caller's worker may have handlers of its own */
+    check(sucg_context_enable_am(ctx, 7), "sucg_context_enable_am");
     gp.rank          = my_rank;
     gp.size          = nranks;
     gp.oob_allgather = oob_allgather;
@@ -436,10 +441,11 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     sucg_group_destroy(group);
     barrier();   /* endpoints closed everywhere before workers go away */
     if (my_rank == 0) {
-        printf("  rank0 stats: staged_puts=%llu zcopy_puts=%llu rcache "
-               "hits=%llu misses=%llu rkey unpacks=%llu hits=%llu "
+        printf("  rank0 stats: staged_puts=%llu am_steps=%llu zcopy_puts=%llu "
+               "rcache hits=%llu misses=%llu rkey unpacks=%llu hits=%llu "
                "colls rd=%llu ring=%llu p2p_rd=%llu p2p_ring=%llu\n",
                (unsigned long long)st.staged_puts,
+               (unsigned long long)st.am_steps,
                (unsigned long long)st.zcopy_puts,
                (unsigned long long)st.rcache_hits,
                (unsigned long long)st.rcache_misses,
@@ -454,10 +460,23 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     if (ran_rd_zcopy && (nranks > 1) && !config_set("SUCG_ALLGATHER_ZCOPY_THRESH") &&
         !config_set("SUCG_GROUP_BUFFER_SIZE") && !config_set("SUCG_RCACHE_MAX_ENTRIES") &&
         !config_set("SUCG_FAULT_REG_FAIL") && (reg_fail_rank < 0) &&
-        ((st.staged_puts == 0) || (st.zcopy_puts == 0) ||
+        ((st.staged_puts + st.am_steps == 0) || (st.zcopy_puts == 0) ||
          (st.rcache_hits == 0) || (st.rkey_unpack_hits == 0))) {
-        fprintf(stderr, "rank %d: recursive doubling did not use staged and "
+        fprintf(stderr, "rank %d: recursive doubling did not use staged steps, "
                 "zero-copy puts, rcache and rkey cache\n", my_rank);
+        ++errors;
+    }
+    if ((staged_want != NULL) && (nranks > 1) &&
+        (!strcmp(staged_want, "am") ? ((st.am_steps == 0) || (st.staged_puts != 0)) :
+                                      ((st.staged_puts == 0) || (st.am_steps != 0)))) {
+        fprintf(stderr, "rank %d: staged steps not all as %s: puts %llu, active "
+                "messages %llu\n", my_rank, staged_want,
+                (unsigned long long)st.staged_puts, (unsigned long long)st.am_steps);
+        ++errors;
+    }
+    if (st.am_dropped != 0) {
+        fprintf(stderr, "rank %d: %llu step messages dropped\n", my_rank,
+                (unsigned long long)st.am_dropped);
         ++errors;
     }
     if (my_rank == reg_fail_rank) {
@@ -508,7 +527,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: sucg_launch -n NRANKS [-m MAX_TOTAL] [-t TIMEOUT] "
             "[-a auto|recursive_doubling|ring|p2p_rd|p2p_ring]... [-q] [-C RANK] "
-            "[-B ITERS] [-R RANK]\n");
+            "[-B ITERS] [-R RANK] [-S am|put]\n");
     exit(2);
 }
 
@@ -521,7 +540,7 @@ int main(int argc, char **argv)
     double t0;
 
     nranks = 0;
-    while ((opt = getopt(argc, argv, "n:m:t:a:qC:B:R:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:m:t:a:qC:B:R:S:")) != -1) {
         switch (opt) {
         case 'n': nranks = atoi(optarg); break;
         case 'm': max_total = strtoull(optarg, NULL, 0); break;
@@ -530,6 +549,7 @@ int main(int argc, char **argv)
         case 'C': corrupt_rank = atoi(optarg); break;
         case 'B': bench_iters = atoi(optarg); break;
         case 'R': reg_fail_rank = atoi(optarg); break;
+        case 'S': staged_want = optarg; break;
         case 'a':
             for (r = 0; r < SUCG_ALLGATHER_LAST; ++r) {
                 if (!strcmp(optarg, sucg_allgather_algo_name(r))) {

@@ -42,6 +42,7 @@ TEST(sucg_config, defaults)
     EXPECT_EQ(1048576u, c.ring_min_bytes);
     EXPECT_EQ(33u, c.ring_min_ranks);
     EXPECT_EQ(SUCG_RMA_ORDERING_AUTO, c.rma_ordering);
+    EXPECT_EQ(SUCG_STAGED_STEP_AM, c.staged_step);
     EXPECT_EQ(0u, c.fault_reg_fail);
 }
 
@@ -54,6 +55,7 @@ TEST(sucg_config, values)
                              {"SUCG_RING_MIN_RANKS", "5"},
                              {"SUCG_GROUP_BUFFER_SIZE", "0"},
                              {"SUCG_RMA_ORDERING", "flush"},
+                             {"SUCG_STAGED_STEP", "PUT"},
                              {"SUCG_FAULT_REG_FAIL", "30"}}, &c));
     EXPECT_EQ(SUCG_ALLGATHER_RING, c.allgather_algo);
     EXPECT_EQ(8192u, c.zcopy_thresh);
@@ -61,6 +63,7 @@ TEST(sucg_config, values)
     EXPECT_EQ(5u, c.ring_min_ranks);
     EXPECT_EQ(0u, c.group_buffer_size);
     EXPECT_EQ(SUCG_RMA_ORDERING_FLUSH, c.rma_ordering);
+    EXPECT_EQ(SUCG_STAGED_STEP_PUT, c.staged_step);
     EXPECT_EQ(30u, c.fault_reg_fail);
 
     for (auto a : {"auto", "recursive_doubling", "ring", "p2p_rd", "p2p_ring"}) {
@@ -85,6 +88,8 @@ TEST(sucg_config, bad_values_name_the_variable)
         {"SUCG_GROUP_BUFFER_SIZE", "64G"},
         {"SUCG_RCACHE_MAX_ENTRIES", "0x10"},
         {"SUCG_RMA_ORDERING", "strong"},
+        {"SUCG_STAGED_STEP", "message"},
+        {"SUCG_STAGED_STEP", ""},
         {"SUCG_FAULT_REG_FAIL", "101"},
         {"SUCG_FAULT_REG_FAIL", "0.5"},
     };

@@ -1,0 +1,210 @@
+#!/bin/bash
+#
+# Where sucg's MPI_Allgather is faster than the MPI's own, and whether the
+# shipped table (SUCG_MPI_TUNE_DEFAULT, src/sucg/mpi/sucg_mpi_tune.h) ever
+# makes a call slower: in the Soft-RoCE VM,
+#
+#   contrib/softroce/vm-run --mem 8192 --timeout 7200 -- contrib/bench/sucg-tune.sh \
+#       [-r REPS] [-n NETS] [-p NPS] [-m MPIS] [-s SIZES] [-i ITERS] [-k KINDS]
+#       [-o NAME]
+#
+# REPS repetitions (default 3); in each, every transport (NETS, default
+# "srqud rc": UCX_TLS=srqud,self or rc_verbs,ud_verbs,self; "host":
+# shared memory, UCX_TLS=sm,self, outside the VM too), MPI (MPIS,
+# default "ompi mpich"), rank count (NPS, default "2 4 8") and
+# Allgather runs once in turn, so a slow phase of the machine falls on all
+# of them alike:
+#   native  the MPI as shipped (Open MPI's coll/tuned, MPICH's own)
+#   sucg    every call through sucg, its own algorithm choice
+#   table   sucg's glue with its shipped table: what a user who installs
+#           it gets (a size outside the table runs the native Allgather)
+#   put     as sucg, with SUCG_STAGED_STEP=put: small steps as a put, a
+#           fence and a flag instead of one active message
+# KINDS: which of them, in this order (default "native sucg table"; native
+# and sucg are always run).
+# src/sucg/examples/allgather_bench.c times ITERS calls per size (default
+# 100, fewer for large sizes) after a warm-up, the mean per call, the
+# slowest rank's; it checks the result and labels each size with the path
+# its calls took (the run fails on a wrong byte or path). SIZES: per-rank
+# blocks, default 8,64,1K,4K,16K,64K,256K,1M.
+#
+# Output in $SRQUD_BUILD/bench/NAME (default sucg-tune): runs.csv (every
+# repetition), summary.csv and table.txt: per transport, MPI, rank count
+# and size the median over the repetitions of each Allgather (smallest and
+# largest in brackets), sucg / native, and a verdict: "sucg wins" when
+# sucg's slowest repetition beats native's fastest, "sucg loses" the
+# reverse, else "within spread"; "table: SLOWER" marks a size where even
+# the shipped table's fastest repetition is slower than native's slowest.
+# Then the table the measurement supports (the sizes sucg wins with every
+# MPI measured, as TRANSPORT:[NP]:LO-HI ranges; the largest size measured
+# extends to inf) and the count of SLOWER cells. ratio-NET.png: sucg / native against the size. Exit status
+# 1 if a run failed.
+#
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+REPS=3
+NETS="srqud rc"
+NPS="2 4 8"
+MPIS="ompi mpich"
+SIZES=8,64,1K,4K,16K,64K,256K,1M
+ITERS=100
+KINDS="native sucg table"
+NAME=sucg-tune
+bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS k:KINDS o:NAME" "$@"
+for kind in $KINDS; do
+    case $kind in native|sucg|table|put) ;; *) bench_usage; exit 2 ;; esac
+done
+[[ " $KINDS " == *" native "* ]] || KINDS="native $KINDS"
+[[ " $KINDS " == *" sucg "* ]] || KINDS="$KINDS sucg"
+# shellcheck source=../../test/sucg/mpi/mpirun.sh
+. "$ROOT/test/sucg/mpi/mpirun.sh"
+# shellcheck source=sucg-run.sh
+. "$ROOT/contrib/bench/sucg-run.sh"
+B=$SRQUD_BUILD
+OUT=$RESULTS/$NAME
+mkdir -p "$OUT"
+PMPI_LIB=$B/install/lib/libsucg_pmpi.so
+EX=$B/obj/src/sucg/examples
+for f in "$B/install/lib/openmpi/mca_coll_sucg.so" "$PMPI_LIB" \
+         "$EX/sucg_allgather_bench_ompi" "$EX/sucg_allgather_bench_mpich"; do
+    [ -e "$f" ] || { echo "error: $f missing: run contrib/build.sh" >&2; exit 1; }
+done
+sucg_ompi_component_args "$B/install/lib/openmpi"
+# shellcheck disable=SC2034 # sucg_ompi and sucg_mpich read it
+SUCG_MPI_TMO=1800
+for np in $NPS; do
+    echo "# $np ranks on $(nproc) cores:" \
+         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
+done
+
+# impl MPI KIND: sucg-run.sh's name of an Allgather
+impl() {
+    case "$1:$2" in
+    ompi:native)  echo ompi-tuned ;;
+    mpich:native) echo mpich-default ;;
+    *:sucg|*:put) echo "$1-ucg-auto" ;;
+    *:table)      echo "$1-ucg-table" ;;
+    esac
+}
+
+CSV=$OUT/runs.csv
+echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path" > "$CSV"
+rc=0
+t0=$SECONDS
+runs=0
+total=$(( REPS * $(wc -w <<< "$NETS") * $(wc -w <<< "$MPIS") * $(wc -w <<< "$NPS") *
+         $(wc -w <<< "$KINDS") ))
+for rep in $(seq "$REPS"); do
+    for net in $NETS; do
+        sucg_net "$net" || { echo "error: -n $net: srqud, rc or host" >&2; exit 2; }
+        [ "$net" = host ] && UCX_ENV=("UCX_TLS=sm,self" "${UCX_ENV[@]}")
+        for m in $MPIS; do
+            for np in $NPS; do
+                for kind in $KINDS; do
+                    step=am
+                    [ "$kind" = put ] && step=put
+                    if out=$(SUCG_RUN_ENV=SUCG_STAGED_STEP=$step sucg_run "$(impl "$m" "$kind")" "$np" \
+                             "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -l x); then
+                        # label,np,bytes,iters,lat_us,path
+                        echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$kind" \
+                            'NF == 6 { print p "," $3 "," $4 "," $5 "," $6 }' >> "$CSV"
+                    else
+                        rc=1
+                    fi
+                    runs=$((runs + 1))
+                done
+                echo "== rep $rep $net $m np=$np: $runs of $total runs," \
+                     "$(( (SECONDS - t0) / 60 )) min" >&2
+            done
+        done
+    done
+done
+
+/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$KINDS" <<'PY' | tee "$OUT/table.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+nps_measured = [int(x) for x in sys.argv[3].split()]
+kinds = sys.argv[4].split()
+others = [k for k in kinds if k != 'native']
+tl = {'srqud': 'srqud', 'rc': 'rc_verbs', 'host': 'shm'}
+cell = {}
+for r in rows:
+    k = (r['net'], r['mpi'], int(r['np']), int(r['bytes']), r['kind'])
+    cell.setdefault(k, []).append((float(r['lat_us']), r['path']))
+def stat(k):
+    v = [x for x, _ in cell.get(k, [])]
+    return (statistics.median(v), min(v), max(v)) if v else None
+def human(b):
+    for s, u in ((20, 'M'), (10, 'K')):
+        if b >= 1 << s and b % (1 << s) == 0:
+            return '%d%s' % (b >> s, u)
+    return str(b)
+def fmt(s):
+    return '%.1f (%.1f-%.1f)' % s if s else '-'
+keys = sorted({k[:4] for k in cell})
+out = csv.writer(open(sys.argv[2], 'w'))
+out.writerow(['net', 'mpi', 'np', 'bytes'] +
+             [k + x for k in kinds for x in ('_us', '_lo', '_hi')] +
+             ['ratio'] + [k + '_ratio' for k in others if k != 'sucg'] +
+             ['verdict', 'table_slower', 'table_path'])
+wins = {}
+slower = 0
+cells = 0
+last = None
+for k in keys:
+    st = {x: stat(k + (x,)) for x in kinds}
+    n, s, t = st['native'], st['sucg'], st.get('table')
+    if not (n and s):
+        continue
+    if last != k[:3]:
+        print('\n## %s, %s, %d ranks: MPI_Allgather, us per call (median of the '
+              'repetitions, smallest-largest); ratios to native' % (tl[k[0]], k[1], k[2]))
+        print('%-6s ' % 'bytes' + ' '.join('%-24s' % x for x in kinds) + ' ' +
+              ' '.join('%-7s' % (x + '/n') for x in others) + ' %-14s %s' % ('verdict', "table's path"))
+        last = k[:3]
+    verdict = ('sucg wins' if s[2] < n[1] else
+               'sucg loses' if s[1] > n[2] else 'within spread')
+    if verdict == 'sucg wins':
+        wins.setdefault((k[0], k[2], k[3]), set()).add(k[1])
+    bad = bool(t) and t[1] > n[2]
+    cells += bool(t)
+    slower += bad
+    paths = sorted({p for _, p in cell.get(k + ('table',), [])})
+    print('%-6s ' % human(k[3]) + ' '.join('%-24s' % fmt(st[x]) for x in kinds) + ' ' +
+          ' '.join('%-7.2f' % (st[x][0] / n[0]) if st[x] else '-      ' for x in others) +
+          ' %-14s %s%s' % (verdict, ','.join(paths), '  SLOWER' if bad else ''))
+    out.writerow(list(k) + [round(v, 2) for x in kinds for v in (st[x] or (0, 0, 0))] +
+                 [round(s[0] / n[0], 3)] +
+                 [round(st[x][0] / n[0], 3) if st[x] else '' for x in others if x != 'sucg'] +
+                 [verdict, int(bad), ';'.join(paths)])
+mpis = sorted({k[1] for k in keys})
+print('\n## the table this measurement supports (sizes where sucg wins with %s)'
+      % ' and '.join(mpis))
+ranges = []
+for net in sorted({k[0] for k in keys}):
+    sizes = sorted({k[3] for k in keys if k[0] == net})
+    for np in nps_measured:
+        won = [b for b in sizes if wins.get((net, np, b), set()) >= set(mpis)]
+        i = 0
+        while i < len(won):
+            j = i
+            while j + 1 < len(won) and sizes.index(won[j + 1]) == sizes.index(won[j]) + 1:
+                j += 1
+            hi = 'inf' if won[j] == sizes[-1] else human(won[j])
+            ranges.append('%s:[%d]:%s-%s' % (tl[net], np, human(won[i]), hi))
+            i = j + 1
+print('  ' + ('#'.join(ranges) if ranges else '(none: sucg wins nowhere beyond the spread)'))
+if 'table' in kinds:
+    print('\n## shipped table slower than native beyond the spread: %d of %d cells'
+          % (slower, cells))
+PY
+[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+for net in $NETS; do
+    /usr/bin/python3 "$ROOT/contrib/bench/plot.py" "$OUT/summary.csv" --x bytes --y ratio \
+        --series mpi,np --where net="$net" --logx --xlabel "bytes per rank" \
+        --ylabel "sucg / native (median us)" \
+        --title "MPI_Allgather over $net: sucg against the MPI's own" \
+        -o "$OUT/ratio-$net.png" || rc=1
+done
+echo "== $(( (SECONDS - t0) / 60 )) min; results in $OUT" >&2
+exit $rc
