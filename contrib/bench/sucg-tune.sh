@@ -1,12 +1,12 @@
 #!/bin/bash
 #
 # Where sucg's MPI_Allgather is faster than the MPI's own, and whether the
-# shipped table (SUCG_MPI_TUNE_DEFAULT, src/sucg/mpi/sucg_mpi_tune.h) ever
-# makes a call slower: in the Soft-RoCE VM,
+# shipped tables (SUCG_MPI_TUNE_DEFAULT_*, src/sucg/mpi/sucg_mpi_tune.h) ever
+# make a call slower: in the Soft-RoCE VM,
 #
 #   contrib/softroce/vm-run --mem 8192 --timeout 7200 -- contrib/bench/sucg-tune.sh \
-#       [-r REPS] [-n NETS] [-p NPS] [-m MPIS] [-s SIZES] [-i ITERS] [-k KINDS]
-#       [-o NAME]
+#       [-a] [-r REPS] [-n NETS] [-p NPS] [-m MPIS] [-s SIZES] [-i ITERS] [-b BUDGET]
+#       [-k KINDS] [-o NAME]
 #
 # REPS repetitions (default 3); in each, every transport (NETS, default
 # "srqud rc": UCX_TLS=srqud,self or rc_verbs,ud_verbs,self; "host":
@@ -23,10 +23,13 @@
 # KINDS: which of them, in this order (default "native sucg table"; native
 # and sucg are always run).
 # src/sucg/examples/allgather_bench.c times ITERS calls per size (default
-# 100, fewer for large sizes) after a warm-up, the mean per call, the
+# 500) after 50 untimed ones, fewer for large sizes: at most BUDGET bytes of
+# results per size (default 16M; at least 5 calls), the mean per call, the
 # slowest rank's; it checks the result and labels each size with the path
 # its calls took (the run fails on a wrong byte or path). SIZES: per-rank
 # blocks, default 8,64,1K,4K,16K,64K,256K,1M.
+#
+# -a (first): no runs, the tables and plots again from NAME's runs.csv.
 #
 # Output in $SRQUD_BUILD/bench/NAME (default sucg-tune): runs.csv (every
 # repetition), summary.csv and table.txt: per transport, MPI, rank count
@@ -35,9 +38,9 @@
 # sucg's slowest repetition beats native's fastest, "sucg loses" the
 # reverse, else "within spread"; "table: SLOWER" marks a size where even
 # the shipped table's fastest repetition is slower than native's slowest.
-# Then the table the measurement supports (the sizes sucg wins with every
-# MPI measured, as TRANSPORT:[NP]:LO-HI ranges; the largest size measured
-# extends to inf) and the count of SLOWER cells. ratio-NET.png: sucg / native against the size. Exit status
+# Then, per MPI, the table the measurement supports (the sizes where sucg
+# wins, as TRANSPORT:[NP]:LO-HI ranges; the smallest size measured extends
+# to 0, the largest to inf) and the count of SLOWER cells. ratio-NET.png: sucg / native against the size. Exit status
 # 1 if a run failed.
 #
 set -uo pipefail
@@ -47,10 +50,13 @@ NETS="srqud rc"
 NPS="2 4 8"
 MPIS="ompi mpich"
 SIZES=8,64,1K,4K,16K,64K,256K,1M
-ITERS=100
+ITERS=500
+BUDGET=16M
 KINDS="native sucg table"
 NAME=sucg-tune
-bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS k:KINDS o:NAME" "$@"
+ANALYSE=
+[ "${1-}" = -a ] && { ANALYSE=1; shift; }
+bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS o:NAME" "$@"
 for kind in $KINDS; do
     case $kind in native|sucg|table|put) ;; *) bench_usage; exit 2 ;; esac
 done
@@ -72,10 +78,18 @@ done
 sucg_ompi_component_args "$B/install/lib/openmpi"
 # shellcheck disable=SC2034 # sucg_ompi and sucg_mpich read it
 SUCG_MPI_TMO=1800
-for np in $NPS; do
-    echo "# $np ranks on $(nproc) cores:" \
-         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
-done
+# the run's conditions head its table (kept by -a)
+if [ -z "$ANALYSE" ]; then
+    {
+        echo "# sucg-tune.sh $*: $(date -u +%FT%TZ), $(nproc) cores," \
+             "load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for np in $NPS; do
+            echo "# $np ranks on $(nproc) cores:" \
+                 "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
+        done
+    } > "$OUT/conditions.txt"
+fi
+cat "$OUT/conditions.txt" 2>/dev/null
 
 # impl MPI KIND: sucg-run.sh's name of an Allgather
 impl() {
@@ -88,10 +102,19 @@ impl() {
 }
 
 CSV=$OUT/runs.csv
-echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path" > "$CSV"
 rc=0
 t0=$SECONDS
 runs=0
+if [ -n "$ANALYSE" ]; then
+    [ -s "$CSV" ] || { echo "error: -a: no $CSV" >&2; exit 1; }
+    # what was measured, not the options' defaults
+    NPS=$(awk -F, 'NR > 1 { print $4 }' "$CSV" | sort -nu | tr '\n' ' ')
+    KINDS=$(awk -F, 'NR > 1 && !s[$5]++ { printf "%s ", $5 }' "$CSV")
+    NETS=$(awk -F, 'NR > 1 && !s[$2]++ { printf "%s ", $2 }' "$CSV")
+    REPS=0
+else
+    echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path" > "$CSV"
+fi
 total=$(( REPS * $(wc -w <<< "$NETS") * $(wc -w <<< "$MPIS") * $(wc -w <<< "$NPS") *
          $(wc -w <<< "$KINDS") ))
 for rep in $(seq "$REPS"); do
@@ -104,7 +127,7 @@ for rep in $(seq "$REPS"); do
                     step=am
                     [ "$kind" = put ] && step=put
                     if out=$(SUCG_RUN_ENV=SUCG_STAGED_STEP=$step sucg_run "$(impl "$m" "$kind")" "$np" \
-                             "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -l x); then
+                             "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
                         # label,np,bytes,iters,lat_us,path
                         echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$kind" \
                             'NF == 6 { print p "," $3 "," $4 "," $5 "," $6 }' >> "$CSV"
@@ -120,7 +143,8 @@ for rep in $(seq "$REPS"); do
     done
 done
 
-/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$KINDS" <<'PY' | tee "$OUT/table.txt"
+cp "$OUT/conditions.txt" "$OUT/table.txt" 2>/dev/null
+/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$KINDS" <<'PY' | tee -a "$OUT/table.txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 nps_measured = [int(x) for x in sys.argv[3].split()]
@@ -178,22 +202,25 @@ for k in keys:
                  [round(st[x][0] / n[0], 3) if st[x] else '' for x in others if x != 'sucg'] +
                  [verdict, int(bad), ';'.join(paths)])
 mpis = sorted({k[1] for k in keys})
-print('\n## the table this measurement supports (sizes where sucg wins with %s)'
-      % ' and '.join(mpis))
-ranges = []
-for net in sorted({k[0] for k in keys}):
-    sizes = sorted({k[3] for k in keys if k[0] == net})
-    for np in nps_measured:
-        won = [b for b in sizes if wins.get((net, np, b), set()) >= set(mpis)]
-        i = 0
-        while i < len(won):
-            j = i
-            while j + 1 < len(won) and sizes.index(won[j + 1]) == sizes.index(won[j]) + 1:
-                j += 1
-            hi = 'inf' if won[j] == sizes[-1] else human(won[j])
-            ranges.append('%s:[%d]:%s-%s' % (tl[net], np, human(won[i]), hi))
-            i = j + 1
-print('  ' + ('#'.join(ranges) if ranges else '(none: sucg wins nowhere beyond the spread)'))
+var = {'ompi': 'Open MPI, coll_sucg_tune', 'mpich': 'MPICH, SUCG_MPI_TUNE'}
+print('\n## the tables this measurement supports (the sizes where sucg wins)')
+for m in mpis:
+    ranges = []
+    for net in sorted({k[0] for k in keys}):
+        sizes = sorted({k[3] for k in keys if k[0] == net})
+        for np in nps_measured:
+            won = [b for b in sizes if m in wins.get((net, np, b), set())]
+            i = 0
+            while i < len(won):
+                j = i
+                while j + 1 < len(won) and sizes.index(won[j + 1]) == sizes.index(won[j]) + 1:
+                    j += 1
+                hi = 'inf' if won[j] == sizes[-1] else human(won[j])
+                lo = '0' if won[i] == sizes[0] else human(won[i])
+                ranges.append('%s:[%d]:%s-%s' % (tl[net], np, lo, hi))
+                i = j + 1
+    print('  %s: %s' % (var.get(m, m), '#'.join(ranges) if ranges else
+                        '(none: sucg wins nowhere beyond the spread)'))
 if 'table' in kinds:
     print('\n## shipped table slower than native beyond the spread: %d of %d cells'
           % (slower, cells))

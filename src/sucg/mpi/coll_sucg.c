@@ -10,7 +10,7 @@
  *   coll_sucg_enable    (1)
  *   coll_sucg_tune      where sucg runs: communicator sizes, per-rank block
  *                       bytes, transports (sucg_mpi_tune.h; default
- *                       SUCG_MPI_TUNE_DEFAULT, the measured wins); every
+ *                       SUCG_MPI_TUNE_DEFAULT_OMPI, the measured wins); every
  *                       other call goes to the previous module (tuned)
  *   coll_sucg_min_bytes / coll_sucg_max_bytes  per-rank block bytes bounds
  *   coll_sucg_verbose   (0; 1 groups, 2 every call and the sucg config)
@@ -46,7 +46,7 @@ static int sucg_enable    = 1;
 static unsigned long sucg_min_bytes = 1;
 static unsigned long sucg_max_bytes = (unsigned long)-1;
 static int sucg_verbose   = 0;
-static char *sucg_tune    = SUCG_MPI_TUNE_DEFAULT;
+static char *sucg_tune    = SUCG_MPI_TUNE_DEFAULT_OMPI;
 static int sucg_closed    = 0;
 
 static int  mca_coll_sucg_register(void);

@@ -85,21 +85,22 @@ static size_t sucg_mpi_env_size(const char *name, size_t dflt)
 
 void sucg_mpi_config_from_env(void)
 {
+    const char *tune;
+
     sucg_mpi_config.enable    = (int)sucg_mpi_env_size("SUCG_MPI_ENABLE", 1);
     sucg_mpi_config.min_bytes = sucg_mpi_env_size("SUCG_MPI_MIN_BYTES", 1);
     sucg_mpi_config.max_bytes = sucg_mpi_env_size("SUCG_MPI_MAX_BYTES",
                                                   (size_t)-1);
     sucg_mpi_config.verbose   = (int)sucg_mpi_env_size("SUCG_MPI_VERBOSE", 0);
-    sucg_mpi_config_tune(getenv("SUCG_MPI_TUNE"), "SUCG_MPI_TUNE");
+    tune = getenv("SUCG_MPI_TUNE");
+    sucg_mpi_config_tune((tune != NULL) ? tune : SUCG_MPI_TUNE_DEFAULT_MPICH,
+                         "SUCG_MPI_TUNE");
 }
 
 void sucg_mpi_config_tune(const char *str, const char *var)
 {
     char err[160];
 
-    if (str == NULL) {
-        str = SUCG_MPI_TUNE_DEFAULT;
-    }
     if (sucg_mpi_tune_parse(str, &sucg_mpi_config.tune, err,
                             sizeof(err)) != 0) {
         fprintf(stderr, "[sucg-mpi] warning: %s='%s': %s; MPI_Allgather is "

@@ -54,8 +54,9 @@ extern sucg_mpi_config_t sucg_mpi_config;
  * sucg_mpi_config */
 void sucg_mpi_config_from_env(void);
 
-/* sucg_mpi_config.tune from @a str (NULL: SUCG_MPI_TUNE_DEFAULT); a bad
- * table is reported naming @a var, and sucg then runs nowhere */
+/* sucg_mpi_config.tune from @a str (the MPI's SUCG_MPI_TUNE_DEFAULT_* when
+ * the user set none); a bad table is reported naming @a var, and sucg then
+ * runs nowhere */
 void sucg_mpi_config_tune(const char *str, const char *var);
 
 /* per-communicator state; rank/size from the communicator */

@@ -10,7 +10,7 @@
  * first waits for all ranks (barrier), then frees the remaining groups and
  * the UCP context. Everything this library does not handle (inter-
  * communicators, calls outside the ranges of SUCG_MPI_TUNE (default
- * SUCG_MPI_TUNE_DEFAULT, the measured wins; sucg_mpi_tune.h) or
+ * SUCG_MPI_TUNE_DEFAULT_MPICH, the measured wins; sucg_mpi_tune.h) or
  * SUCG_MPI_{MIN,MAX}_BYTES, SUCG_MPI_ENABLE=0, MPI_THREAD_MULTIPLE) is
  * PMPI_Allgather.
  */

@@ -123,9 +123,10 @@ if [ $WHICH != mpich ]; then
             "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" $(blk $np)
     done
     if [ $NET = rc ] || [ $NET = srqud ]; then
-        # the shipped table over a transport it names: 4 ranks, blocks
-        # from 1 MiB through sucg, everything else Open MPI's tuned
-        expect ok "ompi $NET np=4 default table" tuned default ompi $E=ranks=4,from=1048576 4 \
+        # Open MPI's shipped table: over rc_verbs 4 ranks from 64 KiB blocks
+        # through sucg, everything else (all of srqud) Open MPI's tuned
+        want=none; [ $NET = rc ] && want=ranks=4,from=65536
+        expect ok "ompi $NET np=4 default table" tuned default ompi $E=$want 4 \
             "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 1048576 -t 4194304
     fi
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 7 ] && [ $NET = host ] && np=7
@@ -183,6 +184,12 @@ if [ $WHICH != ompi ]; then
     for np in $NPS; do
         expect ok "mpich $NET np=$np" mpich "${tls[@]}" "${pre[@]}" $E=sucg $np "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" $(blk $np)
     done
+    if [ $NET = rc ] || [ $NET = srqud ]; then
+        # MPICH's shipped table: 4 and 8 ranks over rc_verbs or srqud,
+        # every block through sucg; smaller communicators MPICH's own
+        expect ok "mpich $NET np=4 default table" tuned default mpich "${pre[@]}" \
+            $E=ranks=4,from=0 4 "${SUCG_RANK_PREFIX[@]}" "$MPICH_TEST" -b 1048576 -t 4194304
+    fi
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 6 ] && [ $NET = host ] && np=6
     for algo in ring p2p_rd p2p_ring; do
         expect ok "mpich $NET np=$np $algo" mpich "${tls[@]}" "${pre[@]}" $E=sucg SUCG_ALLGATHER_ALGO=$algo \
