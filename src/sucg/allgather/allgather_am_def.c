@@ -3,16 +3,23 @@
  */
 #include "sucg/allgather/allgather_am_def.h"
 
-const char *sucg_am_check(const void *buf, size_t hdr_len, size_t data_len,
+#include <string.h>
+
+int sucg_am_parse(const void *buf, size_t len, sucg_am_hdr_t *hdr)
+{
+    if (len != sizeof(*hdr)) {
+        return -1;
+    }
+    memcpy(hdr, buf, sizeof(*hdr));
+    return 0;
+}
+
+const char *sucg_am_check(const sucg_am_hdr_t *hdr, size_t data_len,
                           const sucg_am_limits_t *lim)
 {
-    const sucg_am_hdr_t *hdr = buf;
-    size_t total             = 0;
+    size_t total = 0;
     unsigned i;
 
-    if (hdr_len != sizeof(*hdr)) {
-        return "header of another size";
-    }
     if ((hdr->seq == 0) || ((hdr->seq != lim->seq) &&
                             (hdr->seq != lim->seq + 1))) {
         return "sequence number neither the current nor the next collective";

@@ -46,11 +46,17 @@ typedef struct sucg_am_limits {
 } sucg_am_limits_t;
 
 /*
- * NULL if the step message (@a hdr_len header bytes, @a data_len payload
- * bytes) fits the group; else why not. A peer is at most one collective
- * ahead of this rank (allgather_rdma.c), so its seq is ours or the next.
+ * The header of a step message, @a len bytes at @a buf (which may be
+ * unaligned), into @a hdr; -1 if it is not one of ours by its size
  */
-const char *sucg_am_check(const void *hdr, size_t hdr_len, size_t data_len,
+int sucg_am_parse(const void *buf, size_t len, sucg_am_hdr_t *hdr);
+
+/*
+ * NULL if the step message (@a hdr and @a data_len payload bytes) fits the
+ * group; else why not. A peer is at most one collective ahead of this rank
+ * (allgather_rdma.c), so its seq is ours or the next.
+ */
+const char *sucg_am_check(const sucg_am_hdr_t *hdr, size_t data_len,
                           const sucg_am_limits_t *lim);
 
 #ifdef __cplusplus

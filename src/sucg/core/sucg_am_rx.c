@@ -54,11 +54,10 @@ static ucs_status_t sucg_am_recv_cb(void *arg, const void *header,
         sucg_am_drop(ctx, "a rendezvous message");
         return UCS_OK;
     }
-    if (header_length != sizeof(hdr)) {
+    if (sucg_am_parse(header, header_length, &hdr) != 0) {
         sucg_am_drop(ctx, "header of another size");
         return UCS_OK;
     }
-    memcpy(&hdr, header, sizeof(hdr));   /* the header may be unaligned */
     g = sucg_am_group(ctx, hdr.group_id);
     if (g == NULL) {
         sucg_am_drop(ctx, "no group of that id");
@@ -67,7 +66,7 @@ static ucs_status_t sucg_am_recv_cb(void *arg, const void *header,
     lim.nslots     = g->layout.nslots;
     lim.stage_size = g->layout.stage_size;
     lim.seq        = g->seq;
-    why            = sucg_am_check(&hdr, header_length, length, &lim);
+    why            = sucg_am_check(&hdr, length, &lim);
     if (why != NULL) {
         sucg_am_drop(ctx, why);
         return UCS_OK;

@@ -97,7 +97,7 @@ struct sucg_group {
     uint16_t            id;         /* tag space of the p2p algorithms,
                                        and of step messages */
     int                 am;         /* every rank takes staged steps as
-                                       active messages (core/sucg_am_rx.c receives, allgather/allgather_am.c sends) */
+                                       active messages */
     int                 own_eps;
     sucg_peer_t        *peers;
     ucp_mem_h           buf_memh;
@@ -222,8 +222,8 @@ void         sucg_coll_req_param(sucg_coll_h coll, ucp_request_param_t *param,
                                  ucp_mem_h memh);
 ucs_status_t sucg_coll_req_track(sucg_coll_h coll, ucs_status_ptr_t sptr);
 
-/* Staged steps as active messages: the handler (sucg_am_rx.c), the send
- * (core/sucg_am_rx.c receives, allgather/allgather_am.c sends) */
+/* Staged steps as active messages: the handler (core/sucg_am_rx.c), the
+ * send (allgather/allgather_am.c) */
 void         sucg_am_disable(sucg_context_h ctx);
 ucs_status_t sucg_am_send_step(sucg_coll_h coll, const sucg_sched_step_t *st,
                                ucp_ep_h ep);
