@@ -31,6 +31,9 @@
 #       conformance case), then loading and refusal across all of them
 #       (the documented tier whose results go in NEWS; about 20 min a
 #       version when nothing is cached)
+#   contrib/test.sh --matrix --ucx VERSION [--full]
+#       that version's row of the matrix, loading and refusal against
+#       the default version
 #   contrib/test.sh --clean-cache
 #       empty the build cache ($SRQUD_CACHE, contrib/lib/common.sh) and
 #       stop
@@ -64,7 +67,7 @@ while [ $# -gt 0 ]; do
         log "emptying the build cache $SRQUD_CACHE ($(du -sh "$SRQUD_CACHE" 2>/dev/null | cut -f1 || echo empty))"
         rm -rf "${SRQUD_CACHE:?}"/*
         exit 0 ;;
-    *)      echo "usage: $0 [--ucx VERSION] [--full] | --matrix [--full] | --clean-cache" >&2; exit 2 ;;
+    *)      echo "usage: $0 [--ucx VERSION] [--full] | --matrix [--ucx VERSION] [--full] | --clean-cache" >&2; exit 2 ;;
     esac
 done
 # 1.22.0's build, unit tests and loading (5 min) are left to --full for CI's time
@@ -230,10 +233,15 @@ test_other_ucx() {  # test_other_ucx VERSION
 if [ $MATRIX = 1 ]; then
     # the default version's build first: its module takes part in the
     # loading tests, and the others' refusals are checked against it
+    if [ -n "$ONLY_UCX" ] && ! ucx_versions --devel | grep -qx "$ONLY_UCX"; then
+        echo "$0: UCX $ONLY_UCX is not a row of contrib/ucx-versions.txt" >&2
+        exit 2
+    fi
     step build "$ROOT/contrib/build.sh" || finish
     built=(1.13.1)
     for v in $(ucx_versions --devel); do
         [ "$v" = 1.13.1 ] && continue
+        [ -n "$ONLY_UCX" ] && [ "$v" != "$ONLY_UCX" ] && continue
         test_other_ucx "$v" && built+=("$v")
     done
     load_tests "${built[@]}"
@@ -280,12 +288,13 @@ step host_model_uuar /usr/bin/python3 "$ROOT/contrib/bench/threads_model.py" --c
 
 # libFuzzer, bounded (30 s each, --full 300 s; SRQUD_FUZZ_SECONDS to
 # change): fuzz_rx over the receive-side logic (header check, selective
-# repeat, zero-copy ranges and chunk tracker), fuzz_path over the whole
-# receive path (srqud's files over fake verbs, with fake peers and the
-# user's operations interleaved); two RESULT lines, and a run that printed
-# either not is a failure
+# repeat, zero-copy ranges and chunk tracker), fuzz_sucg_am over sucg's
+# step message (its check and the handler's writes), fuzz_path over the
+# whole receive path (srqud's files over fake verbs, with fake peers and
+# the user's operations interleaved); a RESULT line each, and a run that
+# printed one not is a failure
 fuzz_s=30; [ $FULL = 1 ] && fuzz_s=300
-counted host_fuzz --expect "fuzz_rx fuzz_path" "$ROOT/test/fuzz/run.sh" \
+counted host_fuzz --expect "fuzz_rx fuzz_sucg_am fuzz_path" "$ROOT/test/fuzz/run.sh" \
     "${SRQUD_FUZZ_SECONDS:-$fuzz_s}"
 
 # sucg in MPI on the host (UCX of build/ucx over shared memory and tcp on

@@ -5,6 +5,10 @@
 #   fuzz_rx    srqud's receive-side logic (fuzz_rx.c: the header check,
 #              selective repeat, zero-copy ranges and chunk tracker), from
 #              the seed corpus in test/fuzz/corpus;
+#   fuzz_sucg_am  sucg's step message (fuzz_sucg_am.c: the parse and check
+#              of allgather_am_def.c and the handler's writes into a group
+#              of the input's sizes), from test/fuzz/corpus_sucg_am
+#              (written by seeds_sucg_am.py);
 #   fuzz_path  srqud's whole receive path (fuzz_path*.c): every file of
 #              src/uct/ib/srqud run by Debian's stock UCX over fake verbs
 #              (fake_verbs*.c), from the seeds in test/fuzz/corpus_path
@@ -14,10 +18,10 @@
 #   test/fuzz/run.sh [SECONDS]     (default 60 each; CI runs this bound)
 #   SRQUD_FUZZ_TARGETS=fuzz_path test/fuzz/run.sh 300   (one of them)
 #
-# New inputs that reach new code go to $SRQUD_BUILD/fuzz/corpus and
-# $SRQUD_BUILD/fuzz/corpus_path (the seed corpora in the repo are not
+# New inputs that reach new code go to $SRQUD_BUILD/fuzz/corpus,
+# corpus_sucg_am and corpus_path (the seed corpora in the repo are not
 # changed); a crash leaves its input in $SRQUD_BUILD/fuzz/ and fails the
-# run. Prints "RESULT fuzz_rx PASS|FAIL" and "RESULT fuzz_path PASS|FAIL".
+# run. Prints "RESULT TARGET PASS|FAIL" for each target.
 # fuzz_path needs the stock build (contrib/build.sh: $SRQUD_BUILD/stock),
 # whose compiler flags it reuses; clang, llvm-profdata and llvm-cov are
 # installed with apt-get (clang-14, llvm-14) if missing.
@@ -32,7 +36,7 @@ SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 SECONDS_MAX=${1:-60}
 OUT=$SRQUD_BUILD/fuzz
 FUZZ=$ROOT/test/fuzz
-mkdir -p "$OUT/corpus" "$OUT/corpus_path"
+mkdir -p "$OUT/corpus" "$OUT/corpus_path" "$OUT/corpus_sucg_am"
 
 # ------------------------------------------------------------------------
 # Tools
@@ -50,29 +54,41 @@ PROFDATA=$(tool llvm-profdata)
 LLVM_COV=$(tool llvm-cov)
 
 # ------------------------------------------------------------------------
-# fuzz_rx: srqud's logic, host-only
-run_fuzz_rx() {
-    # srqud's logic uses UCX's internal headers (ucs_queue), as the module does
-    local UCX_INC="-I$SRQUD_BUILD/ucx/include -I$SRQUD_BUILD/ucx-src/ucx-1.13.1/src"
-    local SRC="$FUZZ/fuzz_rx.c $ROOT/src/uct/ib/srqud/srqud_sr.c
-         $ROOT/src/uct/ib/srqud/srqud_chunk.c"
-    local rc
-
-    log "building fuzz_rx (clang, libFuzzer, ASan, UBSan)"
-    # shellcheck disable=SC2086
+# Host-only targets: built from their sources with clang's libFuzzer and
+# the sanitizers, run for SECONDS_MAX from their seeds
+#   fuzz_host NAME CORPUS MAX_LEN CLANG_ARGS... (its flags and sources)
+fuzz_host() {
+    local name=$1 corpus=$2 max_len=$3 rc
+    shift 3
+    log "building $name (clang, libFuzzer, ASan, UBSan)"
     "$CLANG" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined -I"$ROOT/src" $UCX_INC \
-        -include "$FUZZ/offsetof.h" \
-        -o "$OUT/fuzz_rx" $SRC || return 1
-
-    log "running fuzz_rx for ${SECONDS_MAX}s from $(ls "$FUZZ/corpus" | wc -l) seeds"
-    (cd "$OUT" && "$OUT/fuzz_rx" -max_total_time="$SECONDS_MAX" \
-        -print_final_stats=1 -max_len=8192 -artifact_prefix="$OUT/" \
-        "$OUT/corpus" "$FUZZ/corpus" > "$OUT/fuzz_rx.log" 2>&1)
+        -fno-sanitize-recover=undefined -I"$ROOT/src" "$@" \
+        -o "$OUT/$name" || return 1
+    log "running $name for ${SECONDS_MAX}s from $(ls "$FUZZ/$corpus" | wc -l) seeds"
+    (cd "$OUT" && "$OUT/$name" -max_total_time="$SECONDS_MAX" \
+        -print_final_stats=1 -max_len="$max_len" -artifact_prefix="$OUT/" \
+        "$OUT/$corpus" "$FUZZ/$corpus" > "$OUT/$name.log" 2>&1)
     rc=$?
-    grep -E "stat::number_of_executed_units|stat::peak_rss|cov:" "$OUT/fuzz_rx.log" | tail -3
-    [ $rc = 0 ] || tail -40 "$OUT/fuzz_rx.log"
+    grep -E "stat::number_of_executed_units|stat::peak_rss|cov:" "$OUT/$name.log" | tail -3
+    [ $rc = 0 ] || tail -40 "$OUT/$name.log"
     return $rc
+}
+
+# fuzz_rx: srqud's logic, which uses UCX's internal headers (ucs_queue), as
+# the module does
+run_fuzz_rx() {
+    fuzz_host fuzz_rx corpus 8192 \
+        -I"$SRQUD_BUILD/ucx/include" -I"$SRQUD_BUILD/ucx-src/ucx-1.13.1/src" \
+        -include "$FUZZ/offsetof.h" \
+        "$FUZZ/fuzz_rx.c" "$ROOT/src/uct/ib/srqud/srqud_sr.c" \
+        "$ROOT/src/uct/ib/srqud/srqud_chunk.c"
+}
+
+# fuzz_sucg_am: sucg's step message, its parse and check and the handler's
+# writes (fuzz_sucg_am.c)
+run_fuzz_sucg_am() {
+    fuzz_host fuzz_sucg_am corpus_sucg_am 4096 \
+        "$FUZZ/fuzz_sucg_am.c" "$ROOT/src/sucg/allgather/allgather_am_def.c"
 }
 
 # ------------------------------------------------------------------------
@@ -200,7 +216,7 @@ coverage_fuzz_path() {
 }
 
 rc_all=0
-for target in ${SRQUD_FUZZ_TARGETS:-fuzz_rx fuzz_path}; do
+for target in ${SRQUD_FUZZ_TARGETS:-fuzz_rx fuzz_sucg_am fuzz_path}; do
     "run_$target"
     result "$target" $? || rc_all=1
     if [ "$target" = fuzz_path ]; then
