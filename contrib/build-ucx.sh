@@ -22,10 +22,12 @@
 # mlx5, EFA, Java, Go, FUSE, docs). Where the row says "list" (UCX <= 1.21
 # dlopens only the compiled-in module names, src/ucs/sys/module.c) srqud
 # is added to uct_MODULES; "scan" (1.22 on) finds it in the module
-# directory or UCX_PLUGIN_PATH.
+# directory or UCX_PLUGIN_PATH. Upstream fixes that a release lacks and
+# srqud's tests need are applied from contrib/ucx-patches/VERSION/ (1.20.1:
+# tcp on lo, fixed in 1.21.0).
 #
 # Cached (contrib/lib/common.sh): $SRQUD_CACHE/ucx-VERSION-KEY holds src,
-# obj and prefix, keyed by the version's row and this script; linked as
+# obj and prefix, keyed by the version's row, its patches and this script; linked as
 # $SRQUD_BUILD/ucx-VERSION (prefix), ucx-src/ucx-VERSION, ucx-obj-VERSION,
 # and for 1.13.1 also $SRQUD_BUILD/ucx and ucx-obj. The prefix is the last
 # line on stdout.
@@ -45,6 +47,16 @@ UCX_TAG_URL=${UCX_TAG_URL:-https://github.com/openucx/ucx/archive}
 
 SCRIPT_HASH=$(sha1sum "$0" | cut -c1-12)
 KEY="ucx $V $UCX_COMMIT $UCX_TAR_SHA256 $UCX_DEBIAN $UCX_LOADS script:$SCRIPT_HASH"
+# Upstream fixes of a release that srqud's tests need, applied as a
+# distribution applies its own (contrib/ucx-patches/VERSION/*.patch, each
+# naming its upstream commit); they are part of the key
+PATCHES=()
+for p in "$ROOT/contrib/ucx-patches/$V"/*.patch; do
+    [ -f "$p" ] && PATCHES+=("$p")
+done
+if [ ${#PATCHES[@]} -gt 0 ]; then
+    KEY="$KEY patches:$(cat "${PATCHES[@]}" | sha1sum | cut -c1-12)"
+fi
 
 link_entry() {
     cache_link "$CACHE_ENTRY/prefix" "$SRQUD_BUILD/ucx-$V"
@@ -111,6 +123,12 @@ if [ "$UCX_DEBIAN" = - ] || ! fetch_debian; then
             "(Debian's package may differ by its patches)"
     fetch_upstream
 fi
+for p in "${PATCHES[@]}"; do
+    log "applying contrib/ucx-patches/$V/$(basename "$p")"
+    patch -d "$SRC" -p1 --forward --batch --quiet < "$p" ||
+        die "contrib/ucx-patches/$V/$(basename "$p") does not apply to $(cat "$SRC/.srqud-source")"
+    sed -i "1s/\$/ +$(basename "$p" .patch)/" "$SRC/.srqud-source"
+done
 minor=$(sed -n 's/^define(\[ucx_ver_minor\], *\([0-9]*\)).*/\1/p' "$SRC/configure.ac")
 [ "$V" = devel ] || [ "1.$minor" = "${V%.*}" ] || die "$SRC is UCX 1.$minor, not $V"
 log "UCX $V from $(cat "$SRC/.srqud-source") into $CACHE_ENTRY"
