@@ -158,7 +158,15 @@ elif [ $ROUTE = ucx ]; then
         exit 1
     fi
     V=ucx_$(echo "$UCX_VER" | tr . _)
-    run ${V}_version sh -c "ucx_info -v | tee /dev/stderr | grep -q -E '^# (Version|Library version:) $UCX_VER\$'"
+    want=$UCX_VER
+    if [ "$UCX_VER" = devel ]; then
+        # the development branch carries the number of its next release
+        want=$(for f in major minor patch; do
+                   sed -n "s/^define(\[ucx_ver_$f\], *\([0-9]*\)).*/\1/p" \
+                       "$SRQUD_BUILD/ucx-src/ucx-devel/configure.ac"
+               done | paste -sd.)
+    fi
+    run ${V}_version sh -c "ucx_info -v | tee /dev/stderr | grep -q -E '^# (Version|Library version:) $want\$'"
     run ${V}_info_lists_srqud sh -c 'ucx_info -d | grep -A3 "Transport: srqud" | grep -q "Device: rxe0:1"'
     run ${V}_srqud_vm_test "$SRQUD_OBJ/test/gtest/srqud_vm_test" --gtest_color=no
     run ${V}_fault_drop_0_05_srqud_vm_test env UCX_SRQUD_FAULT_TX_DROP=0.05 UCX_LOG_LEVEL=error \

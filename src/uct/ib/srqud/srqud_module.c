@@ -64,6 +64,13 @@ static const struct {
 };
 
 
+#ifdef SRQUD_UCX_DEVEL_BUILD
+static const int uct_srqud_ucx_devel_build = 1;
+#else
+static const int uct_srqud_ucx_devel_build = 0;
+#endif
+
+
 static int uct_srqud_module_same_dir(void *sym1, void *sym2)
 {
     char path1[PATH_MAX], path2[PATH_MAX];
@@ -139,8 +146,13 @@ static int uct_srqud_module_version_ok(void)
         snprintf(running, sizeof(running), "%u.%u.%u", ver.major, ver.minor,
                  ver.patch);
     } else {
-        if ((ver.minor == SRQUD_UCX_BUILT_MINOR) && !ver.newer) {
-            return 1; /* the patch level cannot be told without libucp */
+        /* The patch level cannot be told without libucp. Nor can a build
+         * against UCX's development branch (the newest minor srqud knows)
+         * tell that minor from a later one: built on purpose with
+         * --enable-ucx-devel, it takes the newest fingerprint as its own */
+        if ((ver.minor == SRQUD_UCX_BUILT_MINOR) &&
+            (!ver.newer || uct_srqud_ucx_devel_build)) {
+            return 1;
         }
         snprintf(running, sizeof(running), "%u.%u%s", ver.major, ver.minor,
                  ver.newer ? " or later" : ".x");
