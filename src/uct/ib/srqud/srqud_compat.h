@@ -414,9 +414,22 @@ ucs_status_t uct_srqud_compat_iface_query_v2(uct_iface_h tl_iface,
 #  define UCT_SRQUD_INTERNAL_OPS_22
 #endif
 
+#if SRQUD_UCX_AT_LEAST(1, 23)
+/* UCX's development branch (the devel row) asserts at iface init that
+ * ep_outstanding_purge is set, and calls ep_get_sgl_zcopy unchecked */
+#  define UCT_SRQUD_INTERNAL_OPS_23 \
+    .ep_get_sgl_zcopy     = (uct_ep_get_sgl_zcopy_func_t) \
+                            ucs_empty_function_return_unsupported, \
+    .ep_outstanding_purge = (uct_ep_outstanding_purge_func_t) \
+                            ucs_empty_function_return_unsupported,
+#else
+#  define UCT_SRQUD_INTERNAL_OPS_23
+#endif
+
 #define UCT_SRQUD_INTERNAL_OPS_COMPAT \
     UCT_SRQUD_INTERNAL_OPS_QUERY_V2 UCT_SRQUD_INTERNAL_OPS_14 \
     UCT_SRQUD_INTERNAL_OPS_15 UCT_SRQUD_INTERNAL_OPS_16 \
-    UCT_SRQUD_INTERNAL_OPS_20 UCT_SRQUD_INTERNAL_OPS_22
+    UCT_SRQUD_INTERNAL_OPS_20 UCT_SRQUD_INTERNAL_OPS_22 \
+    UCT_SRQUD_INTERNAL_OPS_23
 
 #endif
