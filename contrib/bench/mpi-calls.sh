@@ -11,8 +11,9 @@
 #
 # REPS repetitions (default 3); in each, every MPI (ompi: Open MPI 4.1 with
 # pml ucx; mpich: MPICH 4.0 ch4:ucx), rank count (NPS, default "2 4") and
-# variant (default "srqud ud_verbs rc_verbs") runs once in turn, so a slow
-# phase of the machine falls on all of them alike. A variant is a
+# variant (default "srqud ud_verbs rc_verbs") runs once in turn, their
+# order rotated every repetition, so a slow phase of the machine falls on
+# all of them alike. A variant is a
 # transport, optionally with a suffix and settings for its ranks:
 # srqud-tick+UCX_SRQUD_ASYNC_TICK=100ms is srqud with that variable.
 # Ping-pong runs at 2 ranks only (the others would only wait). ITERS calls
@@ -177,11 +178,14 @@ imb() {
 echo "rep,mpi,np,variant,call,size,avg_us,p50_us,p99_us,max_us,slow10x,over1ms" > "$CSV"
 rc=0
 t0=$SECONDS
+read -ra VS <<< "$VARIANTS"
 for rep in $(seq "$REPS"); do
+    # the variants' order rotates: none always runs first after the device
+    k=$(( (rep - 1) % ${#VS[@]} ))
     device "$rep" || rc=1
     for m in $MPIS; do
         for np in $NPS; do
-            for v in $VARIANTS; do
+            for v in "${VS[@]:$k}" "${VS[@]:0:$k}"; do
                 one "$v" "$m" "$np" "$rep" || rc=1
             done
         done

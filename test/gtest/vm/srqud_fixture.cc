@@ -533,6 +533,17 @@ void iface_pair::close_pair()
 }
 
 
+ucs_status_t iface_pair::flush_sender()
+{
+    return repeat_while(UCS_INPROGRESS, [&] {
+        return uct_iface_flush(sender->handle, 0, NULL);
+    }, [&] {
+        sender->progress();
+        receiver->progress();
+    }, 10000000ul);
+}
+
+
 comp_t::comp_t(int count)
 {
     super.func   = [](uct_completion_t *self) {

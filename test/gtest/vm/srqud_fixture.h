@@ -238,6 +238,10 @@ public:
     /* destroys the endpoint (if not nullptr), then both interfaces */
     void close_pair();
 
+    /* flushes the sender's interface, progressing both, until everything
+     * it sent is acknowledged (UCS_OK) */
+    ucs_status_t flush_sender();
+
     uct_ctx &rx_ctx() { return two_workers ? m_rx_ctx : ctx; }
 
     /* both progressed until done() or max_iter times */

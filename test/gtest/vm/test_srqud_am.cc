@@ -242,7 +242,7 @@ TEST_F(srqud_am, batched_sends_leave_while_the_sender_computes)
 
     {
         async_hold hold(ctx.async);
-        /* the first (the CREQ before it) goes into an idle queue at once;
+        /* the CREQ and the first message go at once (TX_BATCH_AFTER);
          * the next ones wait for a doorbell */
         for (uint64_t seq = 1; seq <= n; ++seq) {
             ASSERT_UCS_OK(send_short(seq, 8));
@@ -305,12 +305,7 @@ TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
         }
         EXPECT_TRUE(pair.log.in_order());
         EXPECT_EQ(0u, pair.log.bad);
-        ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
-            return uct_iface_flush(pair.sender->handle, 0, NULL);
-        }, [&] {
-            pair.sender->progress();
-            pair.receiver->progress();
-        }, 10000000ul));
+        ASSERT_UCS_OK(pair.flush_sender());
 
         const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
         if (std::string(moderation) == "1") {
@@ -321,6 +316,55 @@ TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
             EXPECT_GE(st.tx_unsignaled, n / 2);
             EXPECT_LE(st.tx_unsignaled, st.tx_packets - st.tx_packets / 8);
         }
+    }
+}
+
+/* Outside progress the first UCX_SRQUD_TX_BATCH_AFTER sends since the last
+ * progress go at once even into a busy send queue: a 4 KB MPI message is
+ * two packets, the first signaled, and its second must not wait for the
+ * next progress. A third waits for a doorbell; with 0 the second already
+ * does. The async thread is held off, so that no tick resets the count
+ * between the sends. */
+TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
+{
+    for (const char *after : {"2", "0"}) {
+        SCOPED_TRACE(std::string("TX_BATCH_AFTER=") + after);
+        const bool two = (std::string(after) == "2");
+        iface_pair pair;
+        pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", after);
+        ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+
+        /* connected, and nothing of it left in the send queue */
+        ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 1, 64), 0);
+        ASSERT_UCS_OK(pair.flush_sender());
+
+        uct_srqud_iface_stats_t before, second, third;
+        {
+            async_hold hold(pair.ctx.async);
+            pair.sender->progress();
+            before = srqud_stats(pair.sender->handle);
+            /* larger than an inline send: signaled, the queue is busy */
+            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 2, 1024), 0);
+            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 3, 16), 0);
+            second = srqud_stats(pair.sender->handle);
+            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 4, 16), 0);
+            third = srqud_stats(pair.sender->handle);
+        }
+
+        EXPECT_EQ(2u, second.tx_packets - before.tx_packets);
+        EXPECT_EQ(3u, third.tx_packets - before.tx_packets);
+        if (two) {
+            EXPECT_EQ(2u, second.tx_doorbells - before.tx_doorbells);
+            EXPECT_EQ(2u, third.tx_doorbells - before.tx_doorbells);
+        } else {
+            /* the first may wait too, for a completion not yet polled */
+            EXPECT_LE(second.tx_doorbells - before.tx_doorbells, 1u);
+        }
+
+        ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == 4; }))
+            << "received " << pair.log.count;
+        EXPECT_TRUE(pair.log.in_order());
+        EXPECT_EQ(0u, pair.log.bad);
     }
 }
 
@@ -369,11 +413,12 @@ TEST_F(srqud_am_small_queue, pending_add_after_async_freed_resources)
     ASSERT_NO_FATAL_FAILURE(expect_received(seq + 1));
 }
 
-/* A stream of sends that stops without a progress call: from the second
- * (the send queue is busy) they wait in a batch, and the async thread
- * posts the batch after TX_HOLD. The ticks are made long (60 s, so the
- * watchdog of a user away would take 120 s): only the batch's own timer
- * brings the messages within the 30 s the receiver waits. A worker each,
+/* A stream of sends that stops without a progress call: from the third
+ * (UCX_SRQUD_TX_BATCH_AFTER; the send queue is busy) they wait in a batch,
+ * and the async thread posts the batch after TX_HOLD. The ticks are made
+ * long (60 s, so the watchdog of a user away would take 120 s): only the
+ * batch's own timer brings the messages within the 30 s the receiver
+ * waits. A worker each,
  * as two processes: the receiver's progress does not progress the
  * sender. */
 class srqud_am_hold : public srqud_am {

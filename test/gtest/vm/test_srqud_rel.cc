@@ -143,6 +143,18 @@ protected:
     }
 };
 
+/* acknowledgements held 60 s, resends after 120 s */
+class srqud_rel_slow_ack : public srqud_rel {
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_ACK_DELAY", "60s");
+        set_env("UCX_SRQUD_RTO_MIN", "120s");
+        set_env("UCX_SRQUD_RTO_MAX", "120s");
+        set_env("UCX_SRQUD_TIMEOUT", "300s");
+    }
+};
+
 } // namespace
 
 
@@ -219,6 +231,53 @@ TEST_F(srqud_rel, am_zcopy_payload_from_user_memory)
         uct_md_mem_dereg(ctx.md, memhs[seq]);
     }
     EXPECT_EQ(count, srqud_stats(sender->handle).am_zcopy);
+}
+
+
+/* am_zcopy completes on the peer's acknowledgement, which its packet asks
+ * for at once: an MPI_Send of a zero-copy message must not wait for
+ * ACK_DELAY (60 s here; the test waits 30 s) */
+TEST_F(srqud_rel_slow_ack, am_zcopy_completion_asks_for_the_ack)
+{
+    std::vector<uint8_t> buf(512);
+    uct_mem_h memh;
+    uct_iov_t iov;
+    comp_t comp;
+
+    /* connected, and that exchange acknowledged (a flush asks at once) */
+    ASSERT_GT(send_seq_bcopy(ep, AM_ID, 0, 64), 0);
+    ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
+        return uct_iface_flush(sender->handle, 0, NULL);
+    }, [&] {
+        sender->progress();
+        receiver->progress();
+    }, 20000000ul));
+
+    fill_seq_msg(buf.data(), buf.size(), 1);
+    ASSERT_UCS_OK(uct_md_mem_reg(ctx.md, buf.data(), buf.size(),
+                                 UCT_MD_MEM_ACCESS_ALL, &memh));
+    iov.buffer = buf.data() + sizeof(uint64_t);
+    iov.length = buf.size() - sizeof(uint64_t);
+    iov.memh   = memh;
+    iov.stride = 0;
+    iov.count  = 1;
+    ASSERT_EQ(UCS_INPROGRESS, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+        return uct_ep_am_zcopy(ep, AM_ID, buf.data(), sizeof(uint64_t), &iov,
+                               1, 0, &comp.super);
+    }, [&] {
+        sender->progress();
+        receiver->progress();
+    }, 20000000ul));
+
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    while ((comp.calls == 0) && (ucs_get_time() < deadline)) {
+        sender->progress();
+        receiver->progress();
+    }
+    EXPECT_EQ(1u, comp.calls) << "the completion waited for ACK_DELAY";
+    EXPECT_EQ(UCS_OK, comp.super.status);
+    expect_received(2);
+    uct_md_mem_dereg(ctx.md, memh);
 }
 
 

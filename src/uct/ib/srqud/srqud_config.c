@@ -46,6 +46,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
 
+    {"TX_BATCH_AFTER", "2",
+     "Sends since the last progress call that go at once, each with its own\n"
+     "doorbell, before later ones batch (TX_BATCH) while the send queue is\n"
+     "busy. Starting a batch outside progress costs two system calls for its\n"
+     "timer (TX_HOLD), so a batch pays only from a few sends on; with 2, the\n"
+     "two packets of a 4 KB message over a 4 KB MTU, or two messages of a\n"
+     "collective step, leave without waiting. 0: batch from the first send\n"
+     "into a busy queue.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_UINT},
+
     {"TX_HOLD", "200us",
      "Longest wait of a batch of sends (TX_BATCH) for its doorbell when the\n"
      "user stops calling: UCX's async thread then posts it (a timer set by\n"
@@ -159,8 +169,9 @@ ucs_config_field_t uct_srqud_config_table[] = {
 
     {"ACK_DELAY", "1ms",
      "How long the receiver may hold back an acknowledgement, so that replies\n"
-     "and later packets share it. Duplicates, flushes and every ACK_THRESH\n"
-     "packets are acknowledged at once.",
+     "and later packets share it. Duplicates, flushes, am_zcopy sends (their\n"
+     "completion waits for it), half a window and every ACK_THRESH packets\n"
+     "are acknowledged at once. Shorter than RTO_MIN.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
 
     {"BACK_ACK", "y",
@@ -318,6 +329,8 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           config->srq_max_size);
     UCT_SRQUD_CHECK_RANGE("TX_BATCH", config->tx_batch, 1,
                           UCT_SRQUD_TX_BATCH_MAX);
+    UCT_SRQUD_CHECK_RANGE("TX_BATCH_AFTER", config->tx_batch_after, 0,
+                          config->tx_queue_len / 2);
     UCT_SRQUD_CHECK_RANGE("TX_CQ_MODERATION", config->tx_cq_moderation, 1,
                           config->tx_queue_len / 2);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
@@ -420,6 +433,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
      * the acknowledgements and resends of the call that fills it */
     iface->config.tx_batch       = ucs_min(config->tx_batch,
                                            config->tx_queue_len / 2);
+    iface->config.tx_batch_after = config->tx_batch_after;
     iface->config.rx_max_poll    = config->rx_max_poll;
     iface->config.gid_index      = config->gid_index;
     iface->config.sl             = config->sl;

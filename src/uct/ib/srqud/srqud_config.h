@@ -39,6 +39,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_queue_len;   /* Send queue length */
     unsigned                 tx_max_poll;    /* Send CQ poll batch */
     unsigned                 tx_batch;       /* Sends per doorbell */
+    unsigned                 tx_batch_after; /* Sends at once since progress */
     double                   tx_hold;        /* a batch's longest wait, s */
     unsigned                 tx_cq_moderation; /* a completion every N */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */

@@ -266,6 +266,11 @@ uct_srqud_ep_am_zcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (header_length > 0) {
         memcpy(uct_srqud_tx_desc_neth(desc) + 1, header, header_length);
     }
+    /* the user's buffer is released by the acknowledgement: asked for at
+     * once, not after ACK_DELAY (an MPI_Send waits for it) */
+    if (comp != NULL) {
+        uct_srqud_tx_desc_neth(desc)->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+    }
     for (i = 0; i < iovcnt; ++i) {
         if (iov[i].length * iov[i].count == 0) {
             continue;

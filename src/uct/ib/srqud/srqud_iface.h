@@ -65,8 +65,8 @@ struct uct_srqud_iface {
         uint64_t             comp_sn;     /* sends completed */
         uint64_t             sig_sn;      /* the last signaled send */
         unsigned             unsignaled;  /* posted since a signaled one */
-        int                  unsig_recent;/* an unsignaled send was posted
-                                             since the last progress */
+        unsigned             recent;      /* sends posted since the last
+                                             progress */
         int                  poll_unsignaled; /* look for completions of
                                              unsignaled sends (a failed QP
                                              completes them in error) */
@@ -96,6 +96,8 @@ struct uct_srqud_iface {
         unsigned             tx_qlen;     /* the send queue created */
         unsigned             tx_max_poll;
         unsigned             tx_batch;    /* sends per doorbell */
+        unsigned             tx_batch_after; /* sends since a progress that
+                                             go at once */
         unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
         unsigned             srq_size;

@@ -139,7 +139,7 @@ uct_srqud_progress_locked(uct_srqud_iface_t *iface, ucs_time_t now)
      * else is looked at; an unsignaled send before this call counts as
      * gone (the next send into the queue goes at once) */
     uct_srqud_tx_ring(iface);
-    iface->tx.unsig_recent = 0;
+    iface->tx.recent = 0;
 
     count = uct_srqud_progress_rx(iface) +
             uct_srqud_progress_tx(iface);

@@ -45,7 +45,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.comp_sn    = 0;
     iface->tx.sig_sn     = 0;
     iface->tx.unsignaled = 0;
-    iface->tx.unsig_recent    = 0;
+    iface->tx.recent          = 0;
     iface->tx.poll_unsignaled = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
@@ -234,7 +234,7 @@ void uct_srqud_tx_recover(uct_srqud_iface_t *iface, int failed)
     iface->tx.comp_sn      = iface->tx.sn;
     iface->tx.sig_sn       = iface->tx.sn;
     iface->tx.unsignaled   = 0;
-    iface->tx.unsig_recent = 0;
+    iface->tx.recent       = 0;
     iface->tx.available    = iface->config.tx_qlen;
     iface->tx.qp_error     = 0;
 }
@@ -362,6 +362,7 @@ uct_srqud_tx_posted(uct_srqud_iface_t *iface, int num_wr)
 {
     iface->tx.sn        += num_wr;
     iface->tx.available -= num_wr;
+    iface->tx.recent    += num_wr;
     ++iface->stats.tx_packets;
 }
 
@@ -373,7 +374,6 @@ uct_srqud_tx_posted_unsignaled(uct_srqud_iface_t *iface,
                                uct_srqud_send_desc_t *desc, int num_wr)
 {
     iface->tx.unsignaled  += num_wr;
-    iface->tx.unsig_recent = 1;
     ++iface->stats.tx_unsignaled;
     /* the packet is in the work request */
     uct_srqud_tx_desc_put_unkept(desc);

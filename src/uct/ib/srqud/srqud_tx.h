@@ -72,10 +72,10 @@ uct_srqud_tx_signaled_pending(const uct_srqud_iface_t *iface)
 
 
 /* Earlier sends may still be in the send queue: a signaled one has not
- * completed, or an unsignaled one went since the last progress */
+ * completed, or one went since the last progress */
 static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
 {
-    return uct_srqud_tx_signaled_pending(iface) || iface->tx.unsig_recent;
+    return uct_srqud_tx_signaled_pending(iface) || (iface->tx.recent > 0);
 }
 
 
@@ -83,12 +83,20 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * does a send wait for the next ones (the queue is busy: they share a
  * doorbell; a send into an idle queue goes at once, so that a lone
  * message waits for nothing), and may it go without a completion (one at
- * least every TX_CQ_MODERATION sends frees the slots of those before) */
+ * least every TX_CQ_MODERATION sends frees the slots of those before).
+ * Outside progress the first TX_BATCH_AFTER sends since the last one go at
+ * once even into a busy queue: a batch started there costs two system
+ * calls for its timer (srqud_tx.c), more than it saves until it holds
+ * several sends, and the fragments of one message (a 4 KB MPI message is
+ * two packets) would wait for the next progress. */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
     return (iface->config.tx_batch > 1) &&
-           ((iface->tx.batch_count > 0) || uct_srqud_tx_busy(iface));
+           ((iface->tx.batch_count > 0) ||
+            (uct_srqud_tx_busy(iface) &&
+             ((iface->tx.recent >= iface->config.tx_batch_after) ||
+              iface->async.user_progress || iface->async.active)));
 }
 
 
