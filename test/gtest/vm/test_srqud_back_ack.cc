@@ -38,6 +38,7 @@ public:
     {
         set_env("UCX_SRQUD_RTO_MIN", "100ms");
         set_env("UCX_SRQUD_ACK_DELAY", "90ms");
+        set_env("UCX_SRQUD_BACK_ACK_DELAY", "45ms");
         set_env("UCX_SRQUD_BACK_ACK", back_ack);
         set_env("UCX_SRQUD_BACK_ACK_EVERY", every);
         ASSERT_NO_FATAL_FAILURE(open_pair(PING, 1));
@@ -132,7 +133,7 @@ TEST_F(srqud_back_ack, replies_carry_the_acks)
 }
 
 /* By default a reply takes the ack along once BACK_ACK_EVERY (16) packets
- * are owed (the exchange is far quicker than half of ACK_DELAY): one ack
+ * are owed (the exchange is far quicker than BACK_ACK_DELAY): one ack
  * applied per 16 messages, still none sent alone but for the flushes */
 TEST_F(srqud_back_ack, replies_carry_every_sixteenth_ack)
 {

@@ -62,7 +62,7 @@ uct_srqud_ep_t *uct_srqud_back_ack_take(uct_srqud_iface_t *iface,
             !(pep->flags & UCT_SRQUD_EP_FLAG_ACK_NOW) &&
             (uct_srqud_time_since(iface->async.last_progress,
                                   pep->rx.ack_time) <
-             iface->config.ack_delay / 2)) {
+             iface->config.back_ack_delay)) {
             /* not due yet: a later reply takes it, for more packets.
              * Applying an ack costs its receiver a few hundred
              * instructions (a lookup, the token, the window); one per

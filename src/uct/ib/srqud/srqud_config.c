@@ -168,10 +168,13 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
 
     {"ACK_DELAY", "1ms",
-     "How long the receiver may hold back an acknowledgement, so that replies\n"
-     "and later packets share it. Duplicates, flushes, am_zcopy sends (their\n"
-     "completion waits for it), half a window and every ACK_THRESH packets\n"
-     "are acknowledged at once. Shorter than RTO_MIN.",
+     "How long the receiver may hold back an acknowledgement that no reply\n"
+     "takes along (BACK_ACK_DELAY), so that later packets share it (where\n"
+     "ranks send around a ring, with no reply to carry it, 5ms sends far\n"
+     "fewer alone than 1ms). Duplicates, flushes,\n"
+     "am_zcopy sends (their completion waits for it), half a window and\n"
+     "every ACK_THRESH packets are acknowledged at once. Shorter than\n"
+     "RTO_MIN.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
 
     {"BACK_ACK", "y",
@@ -183,11 +186,18 @@ ucs_config_field_t uct_srqud_config_table[] = {
 
     {"BACK_ACK_EVERY", "16",
      "With BACK_ACK, a reply takes the acknowledgement along once this many\n"
-     "packets are owed, or once it has waited half of ACK_DELAY: a\n"
+     "packets are owed, or once it has waited BACK_ACK_DELAY: a\n"
      "ping-pong then applies one acknowledgement per this many messages, not\n"
      "one per message, and still sends none of its own. At most ACK_THRESH\n"
      "takes effect (the receiver acknowledges alone there). 1: every reply.",
      ucs_offsetof(uct_srqud_iface_config_t, back_ack_every), UCS_CONFIG_TYPE_UINT},
+
+    {"BACK_ACK_DELAY", "500us",
+     "With BACK_ACK, a reply takes an owed acknowledgement once it has waited\n"
+     "this long (or BACK_ACK_EVERY packets are owed), so that the sender's\n"
+     "window stays short; one with no reply to take it goes alone after\n"
+     "ACK_DELAY. At most half of ACK_DELAY takes effect.",
+     ucs_offsetof(uct_srqud_iface_config_t, back_ack_delay), UCS_CONFIG_TYPE_TIME},
 
     {"RTO_MIN", "20ms",
      "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
@@ -462,6 +472,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.back_ack       = config->back_ack;
     iface->config.back_ack_every = ucs_min(config->back_ack_every,
                                            config->ack_thresh);
+    iface->config.back_ack_delay = ucs_time_from_sec(
+            ucs_min(config->back_ack_delay, config->ack_delay / 2));
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);

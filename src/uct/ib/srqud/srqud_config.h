@@ -63,6 +63,7 @@ typedef struct uct_srqud_iface_config {
     double                   ack_delay;      /* hold an ack at most this, s */
     int                      back_ack;       /* acks ride on replies */
     unsigned                 back_ack_every; /* ... once this many are owed */
+    double                   back_ack_delay; /* ... or once waited this, s */
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */

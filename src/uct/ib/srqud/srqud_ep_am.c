@@ -67,13 +67,14 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     /* an ack this side owes the peer goes along, at the end (not after
      * an am_zcopy's user data, which the packet gathers last), once one
-     * may be due: enough packets owed, or half of ACK_DELAY passed since
-     * the first was queued (ack_due is then at most delay/2 away), or
-     * one due at once (ack_due 0) */
+     * may be due: enough packets owed, or BACK_ACK_DELAY passed since
+     * the first was queued (ack_due, that time plus ACK_DELAY, is then at
+     * most ACK_DELAY - BACK_ACK_DELAY away), or one due at once (ack_due
+     * 0) */
     if (!ucs_list_is_empty(&iface->rx.ack_list) && iface->config.back_ack &&
         (iface->rx.carry_due ||
-         (iface->async.last_progress + iface->config.ack_delay / 2 >=
-          iface->rx.ack_due)) &&
+         (iface->async.last_progress + iface->config.ack_delay -
+          iface->config.back_ack_delay >= iface->rx.ack_due)) &&
         (desc->num_zsge == 0) &&
         (desc->length + sizeof(back) <= iface->config.seg_size)) {
         pep = uct_srqud_back_ack_take(iface, ep, &back);

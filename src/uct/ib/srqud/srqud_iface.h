@@ -130,6 +130,7 @@ struct uct_srqud_iface {
         ucs_time_t           ack_delay;
         int                  back_ack;     /* acks ride on replies (RoCE) */
         unsigned             back_ack_every; /* packets owed before one does */
+        ucs_time_t           back_ack_delay; /* ... or time waited */
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
