@@ -533,14 +533,14 @@ void iface_pair::close_pair()
 }
 
 
-ucs_status_t iface_pair::flush_sender()
+ucs_status_t iface_pair::flush_sender(unsigned long max_iter)
 {
     return repeat_while(UCS_INPROGRESS, [&] {
         return uct_iface_flush(sender->handle, 0, NULL);
     }, [&] {
         sender->progress();
         receiver->progress();
-    }, 10000000ul);
+    }, max_iter);
 }
 
 

@@ -239,8 +239,8 @@ public:
     void close_pair();
 
     /* flushes the sender's interface, progressing both, until everything
-     * it sent is acknowledged (UCS_OK) */
-    ucs_status_t flush_sender();
+     * it sent is acknowledged (UCS_OK), at most @a max_iter times */
+    ucs_status_t flush_sender(unsigned long max_iter = 10000000ul);
 
     uct_ctx &rx_ctx() { return two_workers ? m_rx_ctx : ctx; }
 

@@ -418,9 +418,8 @@ TEST_F(srqud_am_small_queue, pending_add_after_async_freed_resources)
  * and the async thread posts the batch after TX_HOLD. The ticks are made
  * long (60 s, so the watchdog of a user away would take 120 s): only the
  * batch's own timer brings the messages within the 30 s the receiver
- * waits. A worker each,
- * as two processes: the receiver's progress does not progress the
- * sender. */
+ * waits. A worker each, as two processes: the receiver's progress does
+ * not progress the sender. */
 class srqud_am_hold : public srqud_am {
 public:
     srqud_am_hold() : srqud_am(true) {}
@@ -455,12 +454,7 @@ TEST_F(srqud_am_hold, batch_leaves_without_a_user_call)
     EXPECT_TRUE(log.in_order());
     EXPECT_GE(srqud_stats(sender->handle).tx_hold_posted, 1u);
     /* a worker each: the receiver's progress sends the acknowledgements */
-    ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
-        return uct_iface_flush(sender->handle, 0, NULL);
-    }, [&] {
-        sender->progress();
-        receiver->progress();
-    }, 10000000ul));
+    ASSERT_UCS_OK(flush_sender());
 }
 
 TEST_F(srqud_am, event_fd_wakes_on_receive)

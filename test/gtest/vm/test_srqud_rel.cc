@@ -246,12 +246,7 @@ TEST_F(srqud_rel_slow_ack, am_zcopy_completion_asks_for_the_ack)
 
     /* connected, and that exchange acknowledged (a flush asks at once) */
     ASSERT_GT(send_seq_bcopy(ep, AM_ID, 0, 64), 0);
-    ASSERT_UCS_OK(repeat_while(UCS_INPROGRESS, [&] {
-        return uct_iface_flush(sender->handle, 0, NULL);
-    }, [&] {
-        sender->progress();
-        receiver->progress();
-    }, 20000000ul));
+    ASSERT_UCS_OK(flush_sender(20000000ul));
 
     fill_seq_msg(buf.data(), buf.size(), 1);
     ASSERT_UCS_OK(uct_md_mem_reg(ctx.md, buf.data(), buf.size(),
@@ -530,12 +525,8 @@ TEST_F(srqud_rel_linger, destroyed_endpoint_delivers_its_data)
     ep = nullptr;
     EXPECT_EQ(1u, srqud_stats(sender->handle).ep_lingered);
 
-    ASSERT_EQ(UCS_OK, repeat_while(UCS_INPROGRESS, [&] {
-        return uct_iface_flush(sender->handle, 0, NULL);
-    }, [&] {
-        sender->progress();
-        receiver->progress();
-    }, 400000000ul)) << "lingering data never acknowledged";
+    ASSERT_EQ(UCS_OK, flush_sender(400000000ul))
+        << "lingering data never acknowledged";
     progress_until(*receiver, [&] { return log.count >= count; });
     expect_received(count);
     EXPECT_GT(srqud_stats(sender->handle).fault_dropped, 0u);

@@ -171,10 +171,9 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "How long the receiver may hold back an acknowledgement that no reply\n"
      "takes along (BACK_ACK_DELAY), so that later packets share it (where\n"
      "ranks send around a ring, with no reply to carry it, 5ms sends far\n"
-     "fewer alone than 1ms). Duplicates, flushes,\n"
-     "am_zcopy sends (their completion waits for it), half a window and\n"
-     "every ACK_THRESH packets are acknowledged at once. Shorter than\n"
-     "RTO_MIN.",
+     "fewer alone than 1ms). Duplicates, flushes, am_zcopy sends (their\n"
+     "completion waits for it), half a window and every ACK_THRESH packets\n"
+     "are acknowledged at once. Shorter than RTO_MIN.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
 
     {"BACK_ACK", "y",

@@ -136,8 +136,8 @@ uct_srqud_progress_locked(uct_srqud_iface_t *iface, ucs_time_t now)
     unsigned count;
 
     /* what the user batched since the last call leaves before anything
-     * else is looked at; an unsignaled send before this call counts as
-     * gone (the next send into the queue goes at once) */
+     * else is looked at; a send before this call counts as gone (the
+     * next send into the queue goes at once, TX_BATCH_AFTER counts anew) */
     uct_srqud_tx_ring(iface);
     iface->tx.recent = 0;
 

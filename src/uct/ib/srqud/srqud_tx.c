@@ -45,7 +45,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.comp_sn    = 0;
     iface->tx.sig_sn     = 0;
     iface->tx.unsignaled = 0;
-    iface->tx.recent          = 0;
+    iface->tx.recent     = 0;
     iface->tx.poll_unsignaled = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
