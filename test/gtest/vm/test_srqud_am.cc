@@ -211,10 +211,22 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
 
+/* Batches that hold however slowly the test sends: no send finds its
+ * batch older than UCX_SRQUD_TX_BATCH_WAIT (20us; a_send_after_batch_wait_
+ * rings_the_batch below tests it), so the counts do not depend on how the
+ * machine schedules the test */
+class srqud_am_batched : public srqud_am {
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    }
+};
+
 /* While earlier sends are in the send queue, new ones wait in a batch and
  * go by one doorbell (UCX_SRQUD_TX_BATCH, default 16): every message still
  * arrives once, intact and in order, with far fewer ibv_post_send calls */
-TEST_F(srqud_am, batched_sends_share_doorbells)
+TEST_F(srqud_am_batched, batched_sends_share_doorbells)
 {
     const unsigned n                     = 4000;
     const uct_srqud_iface_stats_t before = srqud_stats(sender->handle);
@@ -235,7 +247,7 @@ TEST_F(srqud_am, batched_sends_share_doorbells)
 
 /* A sender that batched and went away to compute without progressing:
  * the async thread rings within a tick, and the receiver gets everything */
-TEST_F(srqud_am, batched_sends_leave_while_the_sender_computes)
+TEST_F(srqud_am_batched, batched_sends_leave_while_the_sender_computes)
 {
     const unsigned n = 5;
     uct_srqud_iface_stats_t st;
@@ -319,6 +331,29 @@ TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
     }
 }
 
+/* The start of the batch tests below: a pair connected by message 1,
+ * nothing of it left in the send queue */
+static void open_flushed_pair(iface_pair &pair)
+{
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 1, 64), 0);
+    ASSERT_UCS_OK(pair.flush_sender());
+}
+
+/* A progress call, then messages 2 and 3 into the queue that the first
+ * makes busy (larger than an inline send: signaled); the sender's counters
+ * after the progress and after the two sends */
+static void progress_then_send_two(iface_pair &pair,
+                                   uct_srqud_iface_stats_t *before,
+                                   uct_srqud_iface_stats_t *after)
+{
+    pair.sender->progress();
+    *before = srqud_stats(pair.sender->handle);
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 2, 1024), 0);
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 3, 16), 0);
+    *after = srqud_stats(pair.sender->handle);
+}
+
 /* Outside progress the first UCX_SRQUD_TX_BATCH_AFTER sends since the last
  * progress go at once even into a busy send queue: a 4 KB MPI message is
  * two packets, the first signaled, and its second must not wait for the
@@ -332,21 +367,14 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
         const bool two = (std::string(after) == "2");
         iface_pair pair;
         pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", after);
-        ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
-
-        /* connected, and nothing of it left in the send queue */
-        ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 1, 64), 0);
-        ASSERT_UCS_OK(pair.flush_sender());
+        pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+        ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
 
         uct_srqud_iface_stats_t before, second, third;
         {
             async_hold hold(pair.ctx.async);
-            pair.sender->progress();
-            before = srqud_stats(pair.sender->handle);
-            /* larger than an inline send: signaled, the queue is busy */
-            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 2, 1024), 0);
-            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 3, 16), 0);
-            second = srqud_stats(pair.sender->handle);
+            ASSERT_NO_FATAL_FAILURE(
+                    progress_then_send_two(pair, &before, &second));
             ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 4, 16), 0);
             third = srqud_stats(pair.sender->handle);
         }
@@ -366,6 +394,44 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
         EXPECT_TRUE(pair.log.in_order());
         EXPECT_EQ(0u, pair.log.bad);
     }
+}
+
+/* A sender that goes on sending without progress (a broadcast's root):
+ * the first send after its batch waited UCX_SRQUD_TX_BATCH_WAIT rings the
+ * batch, so that the peer does not get the messages in bursts of
+ * TX_BATCH. The async thread is held off and TX_HOLD is long: only that
+ * send can ring it. The wait is long enough (200 ms) that no scheduling
+ * ages the batch before the test's pause does. */
+TEST(srqud_am_batch, a_send_after_batch_wait_rings_the_batch)
+{
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "200ms");
+    pair.set_env("UCX_SRQUD_TX_HOLD", "10ms");
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+
+    uct_srqud_iface_stats_t before, two, held, rung;
+    async_hold hold(pair.ctx.async);
+    /* they go at once (TX_BATCH_AFTER), the third starts a batch */
+    ASSERT_NO_FATAL_FAILURE(progress_then_send_two(pair, &before, &two));
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 4, 16), 0);
+    held = srqud_stats(pair.sender->handle);
+    usleep(400000);
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 5, 16), 0);
+    rung = srqud_stats(pair.sender->handle);
+
+    EXPECT_EQ(3u, held.tx_packets - before.tx_packets);
+    EXPECT_EQ(2u, held.tx_doorbells - before.tx_doorbells);
+    EXPECT_EQ(4u, rung.tx_packets - before.tx_packets);
+    EXPECT_EQ(3u, rung.tx_doorbells - before.tx_doorbells);
+
+    /* the sender makes no call: the doorbell of message 5 sent 4 too */
+    ASSERT_TRUE(progress_until(*pair.receiver,
+                               [&] { return pair.log.count == 5; }))
+        << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+    EXPECT_EQ(before.tx_hold_posted,
+              srqud_stats(pair.sender->handle).tx_hold_posted);
 }
 
 /* A send refused for lack of resources, then the async thread progressing
@@ -432,6 +498,7 @@ protected:
         set_env("UCX_SRQUD_RTO_MAX", "120s");
         set_env("UCX_SRQUD_TIMEOUT", "300s");
         set_env("UCX_SRQUD_TX_HOLD", "1ms");
+        set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
     }
 };
 

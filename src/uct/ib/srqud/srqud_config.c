@@ -56,6 +56,15 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "into a busy queue.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_UINT},
 
+    {"TX_BATCH_WAIT", "20us",
+     "Longest wait of a send in a batch (TX_BATCH) while the user goes on\n"
+     "sending without progress: the first send after that long rings the\n"
+     "batch. A sender that never waits (the root of a broadcast) otherwise\n"
+     "delivers its messages in bursts of TX_BATCH, and each of its peers\n"
+     "waits for a whole batch once every TX_BATCH calls. A batch the user\n"
+     "leaves goes after TX_HOLD.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_wait), UCS_CONFIG_TYPE_TIME},
+
     {"TX_HOLD", "200us",
      "Longest wait of a batch of sends (TX_BATCH) for its doorbell when the\n"
      "user stops calling: UCX's async thread then posts it (a timer set by\n"
@@ -374,6 +383,11 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                   config->tx_hold, config->async_tick);
         return UCS_ERR_INVALID_PARAM;
     }
+    if (!(config->tx_batch_wait >= 0)) {
+        ucs_error("%s: UCX_SRQUD_TX_BATCH_WAIT (%.6fs) must not be negative",
+                  md->name, config->tx_batch_wait);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (!(config->async_tick > 0) || (config->async_tick > config->rto_min)) {
         ucs_error("%s: UCX_SRQUD_ASYNC_TICK (%.3fs) must be positive and at "
                   "most UCX_SRQUD_RTO_MIN (%.3fs)", md->name,
@@ -477,6 +491,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);
     iface->config.tx_hold        = ucs_time_from_sec(config->tx_hold);
+    iface->config.tx_batch_wait  = ucs_time_from_sec(config->tx_batch_wait);
     iface->config.fault_drop     = (uint32_t)(config->fault_tx_drop *
                                               4294967295.0);
     iface->config.fault_dup      = (uint32_t)(config->fault_tx_dup *

@@ -41,6 +41,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_batch;       /* Sends per doorbell */
     unsigned                 tx_batch_after; /* Sends at once since progress */
     double                   tx_hold;        /* a batch's longest wait, s */
+    double                   tx_batch_wait;  /* ... while the user sends */
     unsigned                 tx_cq_moderation; /* a completion every N */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */
     unsigned                 srq_size;       /* Receive buffers kept posted */

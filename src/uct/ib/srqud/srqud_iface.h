@@ -87,6 +87,7 @@ struct uct_srqud_iface {
          * sn and available, their descriptors in outstanding */
         struct uct_srqud_tx_batch_wr *batch;
         unsigned             batch_count;
+        ucs_time_t           batch_start; /* when its first send came */
     } tx;
 
     /* Settings as applied by srqud_config.c (see there for each one), and
@@ -137,6 +138,7 @@ struct uct_srqud_iface {
         ucs_time_t           async_tick;
         ucs_time_t           tx_hold;     /* a batch's wait for a doorbell
                                              when the user makes no call */
+        ucs_time_t           tx_batch_wait; /* ... while the user sends */
         unsigned             zcopy_qps;   /* receive QPs of the pool */
         size_t               zcopy_thresh;
         unsigned             zcopy_rq_depth;

@@ -285,22 +285,38 @@ void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
 }
 
 
-/* A batch starts: if the user made it, the async thread posts it within
- * TX_HOLD unless the user rings it first (a full batch, progress, flush),
- * so that the last sends of a burst do not wait for the user's next call,
+/* A batch starts (its time, for TX_BATCH_WAIT): if the user made it, the
+ * async thread posts it within TX_HOLD unless the user rings it first (a
+ * full or aged batch, progress, flush), so that the last sends of a burst do not wait for the user's next call,
  * however long it computes. The first batch since the user's last
  * progress sets the timer, the user's progress, which rings the batch,
  * moves it back (srqud_progress.c): two system calls per progress, not
  * per batch, and the async thread wakes for a batch the user left, or
  * once a stream outlasts TX_HOLD. The user's progress and the async
  * thread ring their own batches before they return. */
-static void uct_srqud_tx_hold_start(uct_srqud_iface_t *iface)
+static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
+    iface->tx.batch_start = ucs_get_time();
     if (!iface->async.user_progress && !iface->async.active &&
         !iface->async.wd_hold) {
-        uct_srqud_watchdog_set(iface, iface->config.tx_hold, ucs_get_time());
+        uct_srqud_watchdog_set(iface, iface->config.tx_hold,
+                               iface->tx.batch_start);
         iface->async.wd_hold = 1;
     }
+}
+
+
+/* The batch goes with this send: it is full, it holds the last free WQEs
+ * (whose completions the next sends wait for), or its first send has
+ * waited TX_BATCH_WAIT. A sender that never progresses (a broadcast's
+ * root) would otherwise deliver bursts of TX_BATCH, and its peer would
+ * wait for a whole batch once every TX_BATCH messages. */
+static UCS_F_ALWAYS_INLINE int uct_srqud_tx_batch_due(uct_srqud_iface_t *iface)
+{
+    return (iface->tx.batch_count == iface->config.tx_batch) ||
+           (iface->tx.available <= 0) ||
+           (uct_srqud_time_since(ucs_get_time(), iface->tx.batch_start) >=
+            iface->config.tx_batch_wait);
 }
 
 
@@ -476,7 +492,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
             uct_srqud_tx_doorbell(iface);
         }
         if (iface->tx.batch_count == 0) {
-            uct_srqud_tx_hold_start(iface);
+            uct_srqud_tx_batch_start(iface);
         }
         uct_srqud_tx_batch_add(iface, wr, desc == NULL);
         if (num_wr == 2) {
@@ -504,10 +520,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
         uct_srqud_tx_posted_unsignaled(iface, desc, num_wr);
     }
 
-    /* a full batch goes; so does one holding the last free WQEs, whose
-     * completions the next sends wait for */
-    if ((iface->tx.batch_count == iface->config.tx_batch) ||
-        ((iface->tx.batch_count > 0) && (iface->tx.available <= 0))) {
+    if ((iface->tx.batch_count > 0) && uct_srqud_tx_batch_due(iface)) {
         uct_srqud_tx_doorbell(iface);
     }
     return UCS_OK;
