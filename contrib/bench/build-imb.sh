@@ -43,6 +43,13 @@ if cache_entry "imb-$IMB_VERSION" "$KEY" && [ -x "$CACHE_ENTRY/IMB-MPI1.ompi" ] 
     echo "$SRQUD_BUILD/imb"
     exit 0
 fi
+# the Soft-RoCE VM sees the host's cache read-only: IMB is built on the host
+if ! mkdir -p "$(dirname "$CACHE_ENTRY")" 2>/dev/null ||
+   [ ! -w "$(dirname "$CACHE_ENTRY")" ]; then
+    die "IMB is not built, and $(dirname "$CACHE_ENTRY") cannot be written" \
+        "here (in the VM it is read-only): run contrib/bench/build-imb.sh" \
+        "on the host first"
+fi
 rm -rf "$CACHE_ENTRY"
 mkdir -p "$CACHE_ENTRY"
 fetch_verified --mirror intel/mpi-benchmarks "IMB-v$IMB_VERSION" \
