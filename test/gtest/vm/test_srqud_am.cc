@@ -211,15 +211,17 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
     ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
 
-/* Batches that hold however slowly the test sends: no send finds its
- * batch older than UCX_SRQUD_TX_BATCH_WAIT (20us; a_send_after_batch_wait_
- * rings_the_batch below tests it), so the counts do not depend on how the
- * machine schedules the test */
+/* Batches from the third send since a progress call (TX_BATCH_AFTER 2,
+ * not the default 8) that hold however slowly the test sends: no send
+ * finds its batch older than UCX_SRQUD_TX_BATCH_WAIT (20us;
+ * a_send_after_batch_wait_rings_the_batch below tests it), so the counts
+ * do not depend on how the machine schedules the test */
 class srqud_am_batched : public srqud_am {
 protected:
     void setup_env() override
     {
         set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+        set_env("UCX_SRQUD_TX_BATCH_AFTER", "2");
     }
 };
 
@@ -407,6 +409,7 @@ TEST(srqud_am_batch, a_send_after_batch_wait_rings_the_batch)
     iface_pair pair;
     pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "200ms");
     pair.set_env("UCX_SRQUD_TX_HOLD", "10ms");
+    pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", "2");
     ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
 
     uct_srqud_iface_stats_t before, two, held, rung;
@@ -499,6 +502,7 @@ protected:
         set_env("UCX_SRQUD_TIMEOUT", "300s");
         set_env("UCX_SRQUD_TX_HOLD", "1ms");
         set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+        set_env("UCX_SRQUD_TX_BATCH_AFTER", "2");
     }
 };
 

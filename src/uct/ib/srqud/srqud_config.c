@@ -46,14 +46,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
 
-    {"TX_BATCH_AFTER", "2",
+    {"TX_BATCH_AFTER", "8",
      "Sends since the last progress call that go at once, each with its own\n"
      "doorbell, before later ones batch (TX_BATCH) while the send queue is\n"
      "busy. Starting a batch outside progress costs two system calls for its\n"
-     "timer (TX_HOLD), so a batch pays only from a few sends on; with 2, the\n"
-     "two packets of a 4 KB message over a 4 KB MTU, or two messages of a\n"
-     "collective step, leave without waiting. 0: batch from the first send\n"
-     "into a busy queue.",
+     "timer (TX_HOLD), and the async thread's wakeup when the user is\n"
+     "descheduled before its next progress (ranks sharing cores), so a batch\n"
+     "pays only from several sends on; with 8, the packets of a 4 KB message\n"
+     "and the messages of a collective step to up to 8 peers leave without\n"
+     "waiting, and a stream of sends still batches. 0: batch from the first\n"
+     "send into a busy queue.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_UINT},
 
     {"TX_BATCH_WAIT", "20us",
