@@ -287,13 +287,14 @@ void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
 
 /* A batch starts (its time, for TX_BATCH_WAIT): if the user made it, the
  * async thread posts it within TX_HOLD unless the user rings it first (a
- * full or aged batch, progress, flush), so that the last sends of a burst do not wait for the user's next call,
- * however long it computes. The first batch since the user's last
- * progress sets the timer, the user's progress, which rings the batch,
- * moves it back (srqud_progress.c): two system calls per progress, not
- * per batch, and the async thread wakes for a batch the user left, or
- * once a stream outlasts TX_HOLD. The user's progress and the async
- * thread ring their own batches before they return. */
+ * full or aged batch, progress, flush), so that the last sends of a burst
+ * do not wait for the user's next call, however long it computes. The
+ * first batch since the user's last progress sets the timer, the user's
+ * progress, which rings the batch, moves it back (srqud_progress.c): two
+ * system calls per progress, not per batch, and the async thread wakes
+ * for a batch the user left, or once a stream outlasts TX_HOLD. The
+ * user's progress and the async thread ring their own batches before
+ * they return. */
 static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
     iface->tx.batch_start = ucs_get_time();

@@ -86,9 +86,11 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * least every TX_CQ_MODERATION sends frees the slots of those before).
  * Outside progress the first TX_BATCH_AFTER sends since the last one go at
  * once even into a busy queue: a batch started there costs two system
- * calls for its timer (srqud_tx.c), more than it saves until it holds
- * several sends, and the fragments of one message (a 4 KB MPI message is
- * two packets) would wait for the next progress. */
+ * calls for its timer (srqud_tx.c), and the async thread's wakeup when the
+ * user is descheduled before its next progress, more than it saves until
+ * it holds several sends, and the fragments of one message (a 4 KB MPI
+ * message is two packets) or a collective step's messages would wait for
+ * the next progress. */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
