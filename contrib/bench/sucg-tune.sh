@@ -21,7 +21,9 @@
 #   put     as sucg, with SUCG_STAGED_STEP=put: small steps as a put, a
 #           fence and a flag instead of one active message
 # KINDS: which of them, in this order (default "native sucg table"; native
-# and sucg are always run).
+# and sucg are always run). A kind may carry variables for the ranks after
+# a +: sucg-zt64k+SUCG_ALLGATHER_ZCOPY_THRESH=65536 is sucg with that
+# variable (put, table and native likewise).
 # src/sucg/examples/allgather_bench.c times ITERS calls per size (default
 # 500) after 50 untimed ones, fewer for large sizes: at most BUDGET bytes of
 # results per size (default 16M; at least 5 calls), the mean per call, the
@@ -58,7 +60,8 @@ ANALYSE=
 [ "${1-}" = -a ] && { ANALYSE=1; shift; }
 bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS o:NAME" "$@"
 for kind in $KINDS; do
-    case $kind in native|sucg|table|put) ;; *) bench_usage; exit 2 ;; esac
+    case ${kind%%+*} in native|sucg|table|put|sucg-*|put-*|table-*|native-*) ;;
+    *) bench_usage; exit 2 ;; esac
 done
 [[ " $KINDS " == *" native "* ]] || KINDS="native $KINDS"
 [[ " $KINDS " == *" sucg "* ]] || KINDS="$KINDS sucg"
@@ -91,9 +94,11 @@ if [ -z "$ANALYSE" ]; then
 fi
 cat "$OUT/conditions.txt" 2>/dev/null
 
-# impl MPI KIND: sucg-run.sh's name of an Allgather
+# impl MPI KIND: sucg-run.sh's name of an Allgather (a kind's label is
+# its name up to + and its base up to the first -)
 impl() {
-    case "$1:$2" in
+    local base=${2%%+*}
+    case "$1:${base%%-*}" in
     ompi:native)  echo ompi-tuned ;;
     mpich:native) echo mpich-default ;;
     *:sucg|*:put) echo "$1-ucg-auto" ;;
@@ -124,12 +129,14 @@ for rep in $(seq "$REPS"); do
         for m in $MPIS; do
             for np in $NPS; do
                 for kind in $KINDS; do
+                    label=${kind%%+*}
                     step=am
-                    [ "$kind" = put ] && step=put
-                    if out=$(SUCG_RUN_ENV=SUCG_STAGED_STEP=$step sucg_run "$(impl "$m" "$kind")" "$np" \
+                    [ "${label%%-*}" = put ] && step=put
+                    env="SUCG_STAGED_STEP=$step $(echo "${kind#"$label"}" | tr + ' ')"
+                    if out=$(SUCG_RUN_ENV=$env sucg_run "$(impl "$m" "$kind")" "$np" \
                              "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
                         # label,np,bytes,iters,lat_us,path
-                        echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$kind" \
+                        echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$label" \
                             'NF == 6 { print p "," $3 "," $4 "," $5 "," $6 }' >> "$CSV"
                     else
                         rc=1
@@ -144,7 +151,8 @@ for rep in $(seq "$REPS"); do
 done
 
 cp "$OUT/conditions.txt" "$OUT/table.txt" 2>/dev/null
-/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$KINDS" <<'PY' | tee -a "$OUT/table.txt"
+LABELS=$(for kind in $KINDS; do printf '%s ' "${kind%%+*}"; done)
+/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$LABELS" <<'PY' | tee -a "$OUT/table.txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 nps_measured = [int(x) for x in sys.argv[3].split()]

@@ -11,7 +11,9 @@
  *   zero-copy (s >= nstaged): put from my rbuf straight into the peer's
  *            rbuf at the final offset.
  *   Recursive doubling uses staging for its leading steps whose nominal
- *   size (2^(k-1) * count) is <= SUCG_ALLGATHER_ZCOPY_THRESH, provided the
+ *   size (2^(k-1) * count) is <= SUCG_ALLGATHER_ZCOPY_THRESH (auto: 32 KB
+ *   where the group's staged steps are active messages, 4 KB where they
+ *   are puts, sucg_config.h), provided the
  *   whole result fits one staging half; the first larger step switches to
  *   zero-copy for good (after copying what was received so far into rbuf).
  *   The ring is always zero-copy (it is selected for large messages).
@@ -306,7 +308,7 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
         (m * g->size <= g->layout.stage_size)) {
         for (s = 0; s < coll->nsteps; ++s) {
             if (sucg_sched_nominal_blocks(coll->kind, g->size, s) * m >
-                ctx->config.zcopy_thresh) {
+                sucg_config_zcopy_thresh(&ctx->config, g->am)) {
                 break;
             }
         }

@@ -171,7 +171,7 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     ucs_status_t status;
 
     c->allgather_algo     = SUCG_ALLGATHER_AUTO;
-    c->zcopy_thresh       = 4096;
+    c->zcopy_thresh       = SUCG_ZCOPY_THRESH_AUTO;
     c->ring_min_bytes     = 1048576;
     c->ring_min_ranks     = 33;
     c->group_buffer_size  = 1048576;
@@ -220,7 +220,11 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     } \
     _field = n;
 
-    SUCG_CFG_SIZE("SUCG_ALLGATHER_ZCOPY_THRESH", 0, SIZE_MAX, c->zcopy_thresh);
+    s = sucg_cfg_get(get, arg, "SUCG_ALLGATHER_ZCOPY_THRESH", &name);
+    if ((s == NULL) || strcasecmp(s, "auto")) {
+        SUCG_CFG_SIZE("SUCG_ALLGATHER_ZCOPY_THRESH", 0, SIZE_MAX - 1,
+                      c->zcopy_thresh);
+    }
     SUCG_CFG_SIZE("SUCG_RING_MIN_BYTES", 0, SIZE_MAX, c->ring_min_bytes);
     SUCG_CFG_SIZE("SUCG_RING_MIN_RANKS", 0, 1u << 30, c->ring_min_ranks);
     /* the buffer is one registration: keep it sane */
@@ -320,7 +324,11 @@ ucs_status_t sucg_config_read(sucg_config_t *config)
 void sucg_config_dump(const sucg_config_t *c, FILE *f)
 {
     fprintf(f, "SUCG_ALLGATHER_ALGO=%s\n", sucg_algo_names[c->allgather_algo]);
-    fprintf(f, "SUCG_ALLGATHER_ZCOPY_THRESH=%zu\n", c->zcopy_thresh);
+    if (c->zcopy_thresh == SUCG_ZCOPY_THRESH_AUTO) {
+        fprintf(f, "SUCG_ALLGATHER_ZCOPY_THRESH=auto\n");
+    } else {
+        fprintf(f, "SUCG_ALLGATHER_ZCOPY_THRESH=%zu\n", c->zcopy_thresh);
+    }
     fprintf(f, "SUCG_RING_MIN_BYTES=%zu\n", c->ring_min_bytes);
     fprintf(f, "SUCG_RING_MIN_RANKS=%u\n", c->ring_min_ranks);
     fprintf(f, "SUCG_GROUP_BUFFER_SIZE=%zu\n", c->group_buffer_size);
@@ -329,6 +337,14 @@ void sucg_config_dump(const sucg_config_t *c, FILE *f)
     fprintf(f, "SUCG_RMA_ORDERING=%s\n", sucg_ordering_names[c->rma_ordering]);
     fprintf(f, "SUCG_STAGED_STEP=%s\n", sucg_staged_names[c->staged_step]);
     fprintf(f, "SUCG_FAULT_REG_FAIL=%u\n", c->fault_reg_fail);
+}
+
+size_t sucg_config_zcopy_thresh(const sucg_config_t *c, int am)
+{
+    if (c->zcopy_thresh != SUCG_ZCOPY_THRESH_AUTO) {
+        return c->zcopy_thresh;
+    }
+    return am ? SUCG_ZCOPY_THRESH_AM : SUCG_ZCOPY_THRESH_PUT;
 }
 
 sucg_allgather_algo_t sucg_config_select(const sucg_config_t *c,

@@ -22,9 +22,19 @@ typedef enum {
     SUCG_STAGED_STEP_PUT      /* put, fence, flag put */
 } sucg_staged_step_t;
 
+/* SUCG_ALLGATHER_ZCOPY_THRESH=auto: the threshold follows how a group's
+ * staged steps go. One active message carries a step of up to 32 KB in
+ * less time than the descriptor, put and flush of a zero-copy step, over
+ * srqud, rc_verbs and shared memory alike (docs/notes/collectives-
+ * measurements.md); a put, a fence and a flag keep the measured 4 KB. */
+#define SUCG_ZCOPY_THRESH_AUTO  SIZE_MAX
+#define SUCG_ZCOPY_THRESH_AM    32768
+#define SUCG_ZCOPY_THRESH_PUT   4096
+
 typedef struct sucg_config {
     sucg_allgather_algo_t allgather_algo;      /* SUCG_ALLGATHER_ALGO */
-    size_t                zcopy_thresh;        /* SUCG_ALLGATHER_ZCOPY_THRESH */
+    size_t                zcopy_thresh;        /* SUCG_ALLGATHER_ZCOPY_THRESH,
+                                                  or SUCG_ZCOPY_THRESH_AUTO */
     size_t                ring_min_bytes;      /* SUCG_RING_MIN_BYTES */
     unsigned              ring_min_ranks;      /* SUCG_RING_MIN_RANKS */
     size_t                group_buffer_size;   /* SUCG_GROUP_BUFFER_SIZE */
@@ -49,6 +59,11 @@ ucs_status_t sucg_config_parse(sucg_config_t *config, sucg_config_getenv_t get,
 ucs_status_t sucg_config_read(sucg_config_t *config);
 
 void sucg_config_dump(const sucg_config_t *config, FILE *stream);
+
+/* The staged/zero-copy threshold of a group whose staged steps are active
+ * messages (@a am, agreed by every rank at creation) or puts: every rank
+ * of the group computes the same */
+size_t sucg_config_zcopy_thresh(const sucg_config_t *config, int am);
 
 /* "auto", "ring", ...; NULL if out of range */
 const char *sucg_config_algo_name(sucg_allgather_algo_t algo);

@@ -422,8 +422,11 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
                 continue;
             }
             run_case(ctx, group, algos[a], m, &iter);
-            if ((algos[a] == SUCG_ALLGATHER_RECURSIVE_DOUBLING) && (m > 4096)) {
-                ran_rd_zcopy = 1;   /* default SUCG_ALLGATHER_ZCOPY_THRESH */
+            if ((algos[a] == SUCG_ALLGATHER_RECURSIVE_DOUBLING) &&
+                (m > 32768)) {
+                /* above the auto SUCG_ALLGATHER_ZCOPY_THRESH (32 KB where
+                 * staged steps are active messages, sucg_config.h) */
+                ran_rd_zcopy = 1;
             }
         }
         if (my_rank == 0) {

@@ -38,7 +38,7 @@ TEST(sucg_config, defaults)
     sucg_config_t c;
     ASSERT_EQ(UCS_OK, parse({}, &c));
     EXPECT_EQ(SUCG_ALLGATHER_AUTO, c.allgather_algo);
-    EXPECT_EQ(4096u, c.zcopy_thresh);
+    EXPECT_EQ(SUCG_ZCOPY_THRESH_AUTO, c.zcopy_thresh);
     EXPECT_EQ(1048576u, c.ring_min_bytes);
     EXPECT_EQ(33u, c.ring_min_ranks);
     EXPECT_EQ(SUCG_RMA_ORDERING_AUTO, c.rma_ordering);
@@ -102,6 +102,30 @@ TEST(sucg_config, bad_values_name_the_variable)
         EXPECT_NE(std::string::npos, err.find(std::string("'") + b.second + "'"))
             << err;
     }
+}
+
+/* auto follows the group's staged steps; a number holds for both */
+TEST(sucg_config, zcopy_thresh_auto_follows_the_staged_step)
+{
+    sucg_config_t c;
+    ASSERT_EQ(UCS_OK, parse({}, &c));
+    EXPECT_EQ(32768u, sucg_config_zcopy_thresh(&c, 1));
+    EXPECT_EQ(4096u, sucg_config_zcopy_thresh(&c, 0));
+
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "AUTO"}}, &c));
+    EXPECT_EQ(32768u, sucg_config_zcopy_thresh(&c, 1));
+
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "4k"}}, &c));
+    EXPECT_EQ(4096u, sucg_config_zcopy_thresh(&c, 1));
+    EXPECT_EQ(4096u, sucg_config_zcopy_thresh(&c, 0));
+
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "0"}}, &c));
+    EXPECT_EQ(0u, sucg_config_zcopy_thresh(&c, 1));
+
+    /* the largest number is auto's own: refused, not taken for auto */
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "18446744073709551615"}},
+                    &c));
 }
 
 /* The former UCG_* names still work; the SUCG_* name wins over its alias */
