@@ -12,7 +12,8 @@
 # "srqud rc": UCX_TLS=srqud,self or rc_verbs,ud_verbs,self; "host":
 # shared memory, UCX_TLS=sm,self, outside the VM too), MPI (MPIS,
 # default "ompi mpich"), rank count (NPS, default "2 4 8") and
-# Allgather runs once in turn, so a slow phase of the machine falls on all
+# Allgather runs once in turn (their order rotated every repetition), so a
+# slow phase of the machine falls on all
 # of them alike:
 #   native  the MPI as shipped (Open MPI's coll/tuned, MPICH's own)
 #   sucg    every call through sucg, its own algorithm choice
@@ -122,13 +123,17 @@ else
 fi
 total=$(( REPS * $(wc -w <<< "$NETS") * $(wc -w <<< "$MPIS") * $(wc -w <<< "$NPS") *
          $(wc -w <<< "$KINDS") ))
+read -ra KS <<< "$KINDS"
 for rep in $(seq "$REPS"); do
+    # the kinds' order rotates: none always runs first (a run after the
+    # machine switched transports or rank counts is not like the others)
+    k=$(( (rep - 1) % ${#KS[@]} ))
     for net in $NETS; do
         sucg_net "$net" || { echo "error: -n $net: srqud, rc or host" >&2; exit 2; }
         [ "$net" = host ] && UCX_ENV=("UCX_TLS=sm,self" "${UCX_ENV[@]}")
         for m in $MPIS; do
             for np in $NPS; do
-                for kind in $KINDS; do
+                for kind in "${KS[@]:$k}" "${KS[@]:0:$k}"; do
                     label=${kind%%+*}
                     step=am
                     [ "${label%%-*}" = put ] && step=put
