@@ -13,8 +13,7 @@
 # shared memory, UCX_TLS=sm,self, outside the VM too), MPI (MPIS,
 # default "ompi mpich"), rank count (NPS, default "2 4 8") and
 # Allgather runs once in turn (their order rotated every repetition), so a
-# slow phase of the machine falls on all
-# of them alike:
+# slow phase of the machine falls on all of them alike:
 #   native  the MPI as shipped (Open MPI's coll/tuned, MPICH's own)
 #   sucg    every call through sucg, its own algorithm choice
 #   table   sucg's glue with its shipped table: what a user who installs
