@@ -51,17 +51,22 @@
  * core/sucg_am_rx.c receives); no fence, no flag put. Over srqud or tcp,
  * which emulate a put with a message, a step is then one message instead
  * of two and an ordering point. Not to a peer whose group buffer is mapped
- * here (shared memory, ucp_rkey_ptr): a put is a store there. The choice is
- * the sender's alone: the receiver waits for the same flag either way.
+ * here (shared memory, ucp_rkey_ptr): there a write is a store. The choice
+ * is the sender's alone: the receiver waits for the same flag either way.
  *
- * Completion and memory ordering: data puts, then an ordering point, then
- * an 8-byte put of the collective sequence number into the receiver's flag
- * slot for that step (descriptors: same, into a descriptor flag). The
- * ordering point is ucp_worker_fence() when data and flag go to the group
- * buffer (same rkey, same transport: staged steps, descriptors), and a
- * non-blocking ucp_ep_flush_nbx() before the flag for zero-copy steps (see
- * sucg_rdma_use_flush() for why the 1.13 fence is not enough there). Either
- * way, when the receiver sees the flag the data is in its memory.
+ * Completion and memory ordering: data, then an ordering point, then the
+ * collective sequence number into the receiver's flag slot for that step
+ * (descriptors: same, into a descriptor flag).
+ *   - Group buffer mapped here (sucg_rdma_buf_write): data and flag are
+ *     stores, the flag a release store; nothing else orders them. Not
+ *     puts: UCP chooses a transport per put size even for one rkey (UCX
+ *     1.18 over shared memory: sysv up to ~5 KB, cma above) and its default
+ *     fence orders each transport alone, so a flag overtook its data.
+ *   - Staged steps and descriptors by put (one RMA transport to a peer over
+ *     a network, UCX's default UCX_MAX_RMA_LANES=1): ucp_worker_fence().
+ *   - Zero-copy steps: a non-blocking ucp_ep_flush_nbx() before the flag
+ *     (see sucg_rdma_use_flush() for why a fence is not enough there).
+ * Either way, when the receiver sees the flag the data is in its memory.
  * The receiver polls the flag with an acquire load and reads data only
  * after it. The flag is compared for equality with the sequence number: a
  * torn 8-byte write can never produce the new value early, so no atomics
@@ -94,6 +99,39 @@ static ucs_status_t sucg_rdma_put(sucg_coll_h coll, ucp_ep_h ep,
     sucg_coll_req_param(coll, &param, memh);
     return sucg_coll_req_track(coll, ucp_put_nbx(ep, src, len, raddr, rkey,
                                              &param));
+}
+
+/*
+ * Write into a peer's group buffer at @a off: a store where that buffer is
+ * mapped here, a put otherwise. Why stores: UCP picks a transport per put
+ * size even for one rkey (UCX 1.18 over shared memory: sysv stores up to
+ * ~5 KB, cma above), and its default fence does not order two transports
+ * there; a store followed by the release store of the flag needs no fence.
+ */
+static ucs_status_t sucg_rdma_buf_write(sucg_coll_h coll, sucg_peer_t *peer,
+                                        size_t off, const void *src,
+                                        size_t len, ucp_mem_h memh)
+{
+    if (peer->buf_ptr != NULL) {
+        memcpy(peer->buf_ptr + off, src, len);
+        return UCS_OK;
+    }
+    return sucg_rdma_put(coll, peer->ep, src, len, peer->buf_addr + off,
+                         peer->buf_rkey, memh);
+}
+
+/* Raise the flag at @a off of a peer's group buffer, after its data */
+static ucs_status_t sucg_rdma_buf_flag(sucg_coll_h coll, sucg_peer_t *peer,
+                                       size_t off)
+{
+    if (peer->buf_ptr != NULL) {
+        /* pairs with the receiver's acquire load (sucg_flag_is) */
+        __atomic_store_n((uint64_t*)(peer->buf_ptr + off), coll->flag_src,
+                         __ATOMIC_RELEASE);
+        return UCS_OK;
+    }
+    return sucg_rdma_put(coll, peer->ep, &coll->flag_src, sizeof(uint64_t),
+                         peer->buf_addr + off, peer->buf_rkey, NULL);
 }
 
 /* Blocks received in staged steps: staging -> rbuf */
@@ -156,7 +194,7 @@ static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
     sucg_desc_t *desc    = (sucg_desc_t*)coll->desc_src;
     size_t half          = sucg_half_off(g, coll->seq);
     sucg_sched_step_t st;
-    int s, slot, pass, last_peer = -1;
+    int s, slot, pass, puts = 0, last_peer = -1;
     sucg_peer_t *peer;
     ucs_status_t status;
 
@@ -177,7 +215,7 @@ static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
     }
     coll->desc_len = sizeof(*desc) + desc->rkey_len;
 
-    /* pass 0: descriptors; fence; pass 1: their flags */
+    /* pass 0: descriptors; fence (where some went by put); pass 1: flags */
     for (pass = 0; pass < 2; ++pass) {
         last_peer = -1;
         for (s = coll->nstaged; s < coll->nsteps; ++s) {
@@ -189,19 +227,17 @@ static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
             slot      = sucg_rdma_desc_slot(coll, s);
             peer      = &g->peers[st.recv_peer];
             if (pass == 0) {
-                status = sucg_rdma_put(coll, peer->ep, coll->desc_src,
-                                       coll->desc_len,
-                                       peer->buf_addr + half +
-                                       g->layout.desc_off +
-                                       (size_t)slot * SUCG_DESC_SLOT_SIZE,
-                                       peer->buf_rkey, NULL);
+                puts  += (peer->buf_ptr == NULL);
+                status = sucg_rdma_buf_write(coll, peer,
+                                             half + g->layout.desc_off +
+                                             (size_t)slot *
+                                             SUCG_DESC_SLOT_SIZE,
+                                             coll->desc_src, coll->desc_len,
+                                             NULL);
             } else {
-                status = sucg_rdma_put(coll, peer->ep, &coll->flag_src,
-                                       sizeof(uint64_t),
-                                       peer->buf_addr + half +
-                                       g->layout.desc_flag_off +
-                                       (size_t)slot * sizeof(uint64_t),
-                                       peer->buf_rkey, NULL);
+                status = sucg_rdma_buf_flag(coll, peer,
+                                            half + g->layout.desc_flag_off +
+                                            (size_t)slot * sizeof(uint64_t));
             }
             if (status != UCS_OK) {
                 return status;
@@ -210,7 +246,7 @@ static ucs_status_t sucg_rdma_send_descs(sucg_coll_h coll)
                 break;   /* same sender in every step */
             }
         }
-        if (pass == 0) {
+        if ((pass == 0) && (puts > 0)) {
             status = ucp_worker_fence(g->ctx->ucp_worker);
             if (status != UCS_OK) {
                 return status;
@@ -224,16 +260,14 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll);
 
 /*
  * Why a flush for zero-copy steps: in UCX 1.13 ucp_worker_fence() is a
- * fence of each transport separately (uct_iface_fence). The data of a
- * zero-copy step targets the user buffer and may travel on another
- * transport than the flag, which targets the group buffer: over shared
- * memory the data goes through cma (queued, copied during progress) while
- * the flag is a direct store through posix rkey_ptr, and the flag overtakes
- * the data (seen in test/sucg/integration with UCX_TLS=sm). Staged steps put
- * data and flag with the same rkey into the same buffer, hence on the same
- * transport and endpoint, where the fence does order them. The flush costs a
- * round trip, paid only on steps large enough to be zero-copy.
- * SUCG_RMA_ORDERING=fence|flush forces one or the other everywhere.
+ * fence of each transport separately (uct_iface_fence), and so is 1.18's
+ * default. The data of a zero-copy step targets the user buffer and may
+ * travel on another transport than the flag, which targets the group
+ * buffer: over shared memory the data goes through cma while the flag is a
+ * store, and the flag overtakes the data (seen in test/sucg/integration
+ * with UCX_TLS=sm). The flush costs a round trip, paid only on steps large
+ * enough to be zero-copy; staged steps by put have one transport.
+ * SUCG_RMA_ORDERING=fence|flush forces one or the other on every step by put.
  */
 static int sucg_rdma_use_flush(sucg_coll_h coll)
 {
@@ -339,65 +373,80 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
     return sucg_rdma_progress(coll);
 }
 
-/* Issue the puts of this step; UCS_INPROGRESS while the descriptor is missing */
-static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
-                                   const sucg_sched_step_t *st)
+/* Staged step: my staging copy into the peer's, same ranges */
+static ucs_status_t sucg_rdma_send_staged(sucg_coll_h coll,
+                                          const sucg_sched_step_t *st,
+                                          sucg_peer_t *peer)
+{
+    sucg_group_h g     = coll->group;
+    size_t m           = coll->params.count;
+    size_t off         = sucg_half_off(g, coll->seq) + g->layout.stage_off;
+    const uint8_t *src = sucg_stage(g, coll->seq);
+    int i;
+    ucs_status_t status;
+
+    g->ctx->stats.staged_puts += st->n_send;
+    for (i = 0; i < st->n_send; ++i) {
+        status = sucg_rdma_buf_write(coll, peer, off + st->send[i].first * m,
+                                     src + st->send[i].first * m,
+                                     st->send[i].count * m, g->buf_memh);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    if (peer->buf_ptr != NULL) {
+        return UCS_OK;   /* the flag's release store orders the stores */
+    }
+    /* data before flag, see the header comment */
+    if (sucg_rdma_use_flush(coll)) {
+        return sucg_rdma_flush(coll, peer->ep);
+    }
+    return ucp_worker_fence(g->ctx->ucp_worker);
+}
+
+/* Zero-copy step: my rbuf into the peer's; UCS_INPROGRESS while the
+ * peer's descriptor is missing */
+static ucs_status_t sucg_rdma_send_zcopy(sucg_coll_h coll,
+                                         const sucg_sched_step_t *st,
+                                         sucg_peer_t *peer)
 {
     sucg_group_h g     = coll->group;
     sucg_context_h ctx = g->ctx;
-    sucg_peer_t *peer  = &g->peers[st->send_peer];
     size_t m           = coll->params.count;
-    size_t half        = sucg_half_off(g, coll->seq);
+    const uint8_t *src = coll->params.rbuf;
+    int slot           = sucg_rdma_desc_slot(coll, coll->step);
     const sucg_desc_t *desc;
-    const uint8_t *src;
-    uint64_t dst;
     ucp_rkey_h rkey;
     ucp_mem_h memh;
-    int i, slot;
+    int i;
     ucs_status_t status;
 
-    if ((coll->step < coll->nstaged) && g->am && !peer->buf_mapped &&
-        (coll->step < SUCG_AM_MAX_STEPS)) {
-        /* one message: data and flag (allgather_am.c) */
-        coll->step_noflag = 1;
-        return sucg_am_send_step(coll, st, peer->ep);
-    } else if (coll->step < coll->nstaged) {
-        src  = sucg_stage(g, coll->seq);
-        dst  = peer->buf_addr + half + g->layout.stage_off;
-        rkey = peer->buf_rkey;
-        memh = g->buf_memh;
-        ctx->stats.staged_puts += st->n_send;
-    } else {
-        slot = sucg_rdma_desc_slot(coll, coll->step);
-        if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
-            return UCS_INPROGRESS;   /* peer has not started yet */
-        }
-        desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
-        if (coll->in_stage) {
-            sucg_rdma_unstage(coll);
-        }
-        if (desc->rkey_len == 0) {
-            /* the receiver could not register its rbuf: no flag either */
-            ctx->stats.tagged_tx_steps++;
-            coll->step_noflag = 1;
-            return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
-        }
-        rkey = sucg_rdma_peer_rkey(coll, st->send_peer, desc);
-        if (rkey == NULL) {
-            sucg_error("cannot unpack the rbuf rkey of rank %d", st->send_peer);
-            return UCS_ERR_INVALID_PARAM;
-        }
-        dst  = desc->addr;
-        src  = coll->params.rbuf;
-        /* my own rbuf unregistered: UCP registers or copies what it sends */
-        memh = (coll->rreg != NULL) ? (ucp_mem_h)coll->rreg->memh : NULL;
-        ctx->stats.zcopy_puts += st->n_send;
+    if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
+        return UCS_INPROGRESS;   /* peer has not started yet */
     }
-
+    desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
+    if (coll->in_stage) {
+        sucg_rdma_unstage(coll);
+    }
+    if (desc->rkey_len == 0) {
+        /* the receiver could not register its rbuf: no flag either */
+        ctx->stats.tagged_tx_steps++;
+        coll->step_noflag = 1;
+        return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
+    }
+    rkey = sucg_rdma_peer_rkey(coll, st->send_peer, desc);
+    if (rkey == NULL) {
+        sucg_error("cannot unpack the rbuf rkey of rank %d", st->send_peer);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    /* my own rbuf unregistered: UCP registers or copies what it sends */
+    memh = (coll->rreg != NULL) ? (ucp_mem_h)coll->rreg->memh : NULL;
+    ctx->stats.zcopy_puts += st->n_send;
     for (i = 0; i < st->n_send; ++i) {
         status = sucg_rdma_put(coll, peer->ep, src + st->send[i].first * m,
                                st->send[i].count * m,
-                               dst + st->send[i].first * m, rkey, memh);
+                               desc->addr + st->send[i].first * m, rkey,
+                               memh);
         if (status != UCS_OK) {
             return status;
         }
@@ -409,18 +458,36 @@ static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
     return ucp_worker_fence(ctx->ucp_worker);
 }
 
-/* The step's data is ordered (fence) or complete (flush): raise the flag */
-static ucs_status_t sucg_rdma_send_flag(sucg_coll_h coll,
-                                        const sucg_sched_step_t *st)
+/* Send this step's data; UCS_INPROGRESS while it cannot go yet */
+static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
+                                   const sucg_sched_step_t *st)
 {
     sucg_group_h g    = coll->group;
     sucg_peer_t *peer = &g->peers[st->send_peer];
 
-    return sucg_rdma_put(coll, peer->ep, &coll->flag_src, sizeof(uint64_t),
-                         peer->buf_addr + sucg_half_off(g, coll->seq) +
-                         g->layout.data_flag_off +
-                         (size_t)coll->step * sizeof(uint64_t),
-                         peer->buf_rkey, NULL);
+    if (coll->step >= coll->nstaged) {
+        return sucg_rdma_send_zcopy(coll, st, peer);
+    }
+    if (g->am && (peer->buf_ptr == NULL) &&
+        (coll->step < SUCG_AM_MAX_STEPS)) {
+        /* one message: data and flag (allgather_am.c) */
+        coll->step_noflag = 1;
+        return sucg_am_send_step(coll, st, peer->ep);
+    }
+    return sucg_rdma_send_staged(coll, st, peer);
+}
+
+/* The step's data is placed, ordered (fence) or complete (flush): raise
+ * the flag */
+static ucs_status_t sucg_rdma_send_flag(sucg_coll_h coll,
+                                        const sucg_sched_step_t *st)
+{
+    sucg_group_h g = coll->group;
+
+    return sucg_rdma_buf_flag(coll, &g->peers[st->send_peer],
+                              sucg_half_off(g, coll->seq) +
+                              g->layout.data_flag_off +
+                              (size_t)coll->step * sizeof(uint64_t));
 }
 
 static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)

@@ -185,7 +185,8 @@ typedef struct sucg_stats {
     uint64_t rcache_evictions;
     uint64_t rkey_unpacks;        /* remote rbuf rkeys unpacked */
     uint64_t rkey_unpack_hits;    /* remote rbuf rkeys found unpacked */
-    uint64_t staged_puts;         /* puts into a peer's group buffer */
+    uint64_t staged_puts;         /* puts (stores where mapped) into a
+                                     peer's group buffer */
     uint64_t zcopy_puts;          /* puts straight into a peer's rbuf */
     uint64_t colls_by_algo[SUCG_ALLGATHER_LAST];
     uint64_t reg_failures;        /* rbuf registrations that failed */

@@ -351,9 +351,10 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
             sucg_error("group: cannot unpack the rkey of rank %d: %s", r,
                        ucs_status_string(status));
         } else {
-            g->peers[r].buf_mapped = (ucp_rkey_ptr(g->peers[r].buf_rkey,
-                                                   rec->buf_addr,
-                                                   &mapped) == UCS_OK);
+            g->peers[r].buf_ptr = (ucp_rkey_ptr(g->peers[r].buf_rkey,
+                                                rec->buf_addr,
+                                                &mapped) == UCS_OK) ?
+                                  mapped : NULL;
         }
     }
     free(g->create_rec);

@@ -44,8 +44,9 @@ typedef struct sucg_peer {
     ucp_ep_h   ep;
     uint64_t   buf_addr;   /* peer's group buffer */
     ucp_rkey_h buf_rkey;
-    int        buf_mapped; /* ... is in our address space (shared memory:
-                              a put is a store, no message to save) */
+    uint8_t   *buf_ptr;    /* ... mapped in our address space (shared
+                              memory, ucp_rkey_ptr), else NULL: writes
+                              there are stores, see allgather_rdma.c */
     struct {
         uint64_t   reg_id;  /* 0: empty */
         uint64_t   last_use;
