@@ -173,6 +173,7 @@ bench_tl_env() {
     srqud-1) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_BATCH=1" ;;
     srqud-noback) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_BACK_ACK=n" ;;
     srqud-sig) echo "UCX_SRQUD_GID_INDEX=auto UCX_SRQUD_TX_CQ_MODERATION=1" ;;
+    srqud-*) echo "UCX_SRQUD_GID_INDEX=auto" ;;   # -t srqud-NAME+VAR=VALUE
     *)       echo "UCX_IB_GID_INDEX=2" ;;
     esac
 }

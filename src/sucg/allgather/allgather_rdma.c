@@ -60,8 +60,9 @@
  *   - Group buffer mapped here (sucg_rdma_buf_write): data and flag are
  *     stores, the flag a release store; nothing else orders them. Not
  *     puts: UCP chooses a transport per put size even for one rkey (UCX
- *     1.18 over shared memory: sysv up to ~5 KB, cma above) and its default
- *     fence orders each transport alone, so a flag overtook its data.
+ *     1.18 over shared memory: sysv up to ~5 KB, cma above, whose put may
+ *     complete in a later progress) and its default fence orders each
+ *     transport alone, so a flag overtook its data.
  *   - Staged steps and descriptors by put (one RMA transport to a peer over
  *     a network, UCX's default UCX_MAX_RMA_LANES=1): ucp_worker_fence().
  *   - Zero-copy steps: a non-blocking ucp_ep_flush_nbx() before the flag
