@@ -178,13 +178,14 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "the end of every progress call that delivered any.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
 
-    {"ACK_DELAY", "1ms",
+    {"ACK_DELAY", "5ms",
      "How long the receiver may hold back an acknowledgement that no reply\n"
-     "takes along (BACK_ACK_DELAY), so that later packets share it (where\n"
-     "ranks send around a ring, with no reply to carry it, 5ms sends far\n"
-     "fewer alone than 1ms). Duplicates, flushes, am_zcopy sends (their\n"
-     "completion waits for it), half a window and every ACK_THRESH packets\n"
-     "are acknowledged at once. Shorter than RTO_MIN.",
+     "takes along (BACK_ACK_DELAY), so that later packets share it: where\n"
+     "ranks send around a ring or share cores, with no reply soon enough to\n"
+     "carry it, each one that goes alone costs both sides a packet. What a\n"
+     "sender waits on is acknowledged at once: duplicates, flushes, am_zcopy\n"
+     "sends, half a window; and every ACK_THRESH packets. Shorter than\n"
+     "RTO_MIN.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_delay), UCS_CONFIG_TYPE_TIME},
 
     {"BACK_ACK", "y",
