@@ -166,7 +166,7 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
                                void *arg, char *err, size_t err_len)
 {
     const char *s, *name;
-    size_t n;
+    size_t n, len;
     int i;
     ucs_status_t status;
 
@@ -222,8 +222,16 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
 
     s = sucg_cfg_get(get, arg, "SUCG_ALLGATHER_ZCOPY_THRESH", &name);
     if ((s == NULL) || strcasecmp(s, "auto")) {
-        SUCG_CFG_SIZE("SUCG_ALLGATHER_ZCOPY_THRESH", 0, SIZE_MAX - 1,
-                      c->zcopy_thresh);
+        n      = c->zcopy_thresh;
+        status = sucg_cfg_size(get, arg, "SUCG_ALLGATHER_ZCOPY_THRESH", 0,
+                               SIZE_MAX - 1, &n, err, err_len);
+        if (status != UCS_OK) {
+            /* the size parser knows sizes only */
+            len = strnlen(err, err_len);
+            snprintf(err + len, err_len - len, ", or auto");
+            return status;
+        }
+        c->zcopy_thresh = n;
     }
     SUCG_CFG_SIZE("SUCG_RING_MIN_BYTES", 0, SIZE_MAX, c->ring_min_bytes);
     SUCG_CFG_SIZE("SUCG_RING_MIN_RANKS", 0, 1u << 30, c->ring_min_ranks);

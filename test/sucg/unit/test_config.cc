@@ -126,6 +126,13 @@ TEST(sucg_config, zcopy_thresh_auto_follows_the_staged_step)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "18446744073709551615"}},
                     &c));
+
+    /* a bad value's error names auto among what is accepted */
+    std::string err;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              parse({{"SUCG_ALLGATHER_ZCOPY_THRESH", "automatic"}}, &c, &err));
+    EXPECT_NE(std::string::npos, err.find("'automatic'")) << err;
+    EXPECT_NE(std::string::npos, err.find("or auto")) << err;
 }
 
 /* The former UCG_* names still work; the SUCG_* name wins over its alias */
