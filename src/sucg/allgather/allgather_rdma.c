@@ -102,13 +102,8 @@ static ucs_status_t sucg_rdma_put(sucg_coll_h coll, ucp_ep_h ep,
                                              &param));
 }
 
-/*
- * Write into a peer's group buffer at @a off: a store where that buffer is
- * mapped here, a put otherwise. Why stores: UCP picks a transport per put
- * size even for one rkey (UCX 1.18 over shared memory: sysv stores up to
- * ~5 KB, cma above), and its default fence does not order two transports
- * there; a store followed by the release store of the flag needs no fence.
- */
+/* Write into a peer's group buffer at @a off: a store where that buffer is
+ * mapped here (why: the header comment), a put otherwise */
 static ucs_status_t sucg_rdma_buf_write(sucg_coll_h coll, sucg_peer_t *peer,
                                         size_t off, const void *src,
                                         size_t len, ucp_mem_h memh)
@@ -313,6 +308,15 @@ static ucs_status_t sucg_rdma_flush(sucg_coll_h coll, ucp_ep_h ep)
     return UCS_OK;
 }
 
+/* The ordering point between a step's puts and its flag (header comment) */
+static ucs_status_t sucg_rdma_order(sucg_coll_h coll, ucp_ep_h ep)
+{
+    if (sucg_rdma_use_flush(coll)) {
+        return sucg_rdma_flush(coll, ep);
+    }
+    return ucp_worker_fence(coll->group->ctx->ucp_worker);
+}
+
 static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
 {
     sucg_group_h g     = coll->group;
@@ -398,11 +402,7 @@ static ucs_status_t sucg_rdma_send_staged(sucg_coll_h coll,
     if (peer->buf_ptr != NULL) {
         return UCS_OK;   /* the flag's release store orders the stores */
     }
-    /* data before flag, see the header comment */
-    if (sucg_rdma_use_flush(coll)) {
-        return sucg_rdma_flush(coll, peer->ep);
-    }
-    return ucp_worker_fence(g->ctx->ucp_worker);
+    return sucg_rdma_order(coll, peer->ep);
 }
 
 /* Zero-copy step: my rbuf into the peer's; UCS_INPROGRESS while the
@@ -452,11 +452,7 @@ static ucs_status_t sucg_rdma_send_zcopy(sucg_coll_h coll,
             return status;
         }
     }
-    /* data before flag, see the header comment */
-    if (sucg_rdma_use_flush(coll)) {
-        return sucg_rdma_flush(coll, peer->ep);
-    }
-    return ucp_worker_fence(ctx->ucp_worker);
+    return sucg_rdma_order(coll, peer->ep);
 }
 
 /* Send this step's data; UCS_INPROGRESS while it cannot go yet */
