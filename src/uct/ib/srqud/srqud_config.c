@@ -174,8 +174,8 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, rx_reorder), UCS_CONFIG_TYPE_UINT},
 
     {"ACK_THRESH", "32",
-     "The receiver acknowledges at least every this many packets, and at\n"
-     "the end of every progress call that delivered any.",
+     "The receiver acknowledges at least every this many packets of a peer,\n"
+     "whether or not ACK_DELAY has passed.",
      ucs_offsetof(uct_srqud_iface_config_t, ack_thresh), UCS_CONFIG_TYPE_UINT},
 
     {"ACK_DELAY", "5ms",
