@@ -307,7 +307,8 @@ check_installed() {
     check installed_files ls -l "$MODULE" "/usr/lib/$MULTIARCH/libsucg.so.0" \
         "/usr/lib/$MULTIARCH/sucg/libsucg_pmpi.so" "$ompi_dir/mca_coll_sucg.so" \
         /usr/include/srqud/sucg.h /usr/bin/srqud_watermark /usr/bin/srqud_rawperf \
-        /usr/share/man/man1/srqud_watermark.1.gz
+        /usr/bin/srqud_rawexch /usr/share/man/man1/srqud_watermark.1.gz \
+        /usr/share/man/man1/srqud_rawexch.1.gz
     check ucx_srqud_depends_exact_libucx0 sh -c \
         "dpkg-query -W -f='\${Depends}\n' ucx-srqud | tee /dev/stderr | grep -F 'libucx0 (= $ucx_v)'"
     check ucx_info_v_preloaded sh -c "LD_PRELOAD=$MODULE ucx_info -v 2>&1 | tee /dev/stderr |

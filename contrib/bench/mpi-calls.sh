@@ -36,11 +36,18 @@
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
 # IMB's 6 minutes a transport).
 #
-# Each repetition also measures the device: srqud_rawperf's UD and RC
-# ping-pong (plain verbs, median half round trip). Their ratio is what UD
-# itself costs over RC on this device; srqud cannot be faster than that
-# allows. The "UD bound" of a call is taken as rc_verbs' time times that
-# ratio (generous where MPI's own work is a large part of the call).
+# Each repetition also measures the device with plain verbs: srqud_rawperf's
+# UD and RC ping-pong (median half round trip), and at each rank count
+# srqud_rawexch's Sendrecv and Alltoall over UD and over RC QPs (every call
+# timed, the ranks yielding the core when they exceed it, as Open MPI's
+# do; spinning otherwise). Their ratio is what UD itself costs over RC on
+# this device; srqud cannot be faster than that allows. The "UD bound" of
+# a call is rc_verbs' time in the same repetition times the ratio of its
+# rank count and size: Alltoall's for Alltoall, Sendrecv's for the calls
+# that go in steps of one message to and from one peer (Sendrecv,
+# Allgather, Allreduce, Bcast), the ping-pong's for the ping-pong: the
+# ratio of the medians over the repetitions of the devices' averages,
+# for the average and the p99 alike (the p99 of one exchange is noisy).
 #
 # Output: a table per MPI and rank count with, per call and size, each
 # variant's median over the repetitions of the average and of the p99 (the
@@ -66,6 +73,7 @@ SKIP=
 NAME=mpi-calls
 bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME" "$@"
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
+EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
 OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/calls.csv
@@ -91,9 +99,11 @@ for np in $NPS; do
 done
 
 # device REP: srqud_rawperf's UD and RC ping-pong, rows "device" in the CSV
-# (call ud_lat / rc_lat, the median half round trip as p50 and average)
+# (call ud_lat / rc_lat, the median half round trip as p50 and average),
+# and srqud_rawexch's exchanges at each rank count (calls ud_sendrecv,
+# rc_alltoall, ...: the same columns as mpi_calls)
 device() {
-    local rep=$1 t out
+    local rep=$1 t np out iters yield
     for t in ud_lat rc_lat; do
         if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
             echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
@@ -102,6 +112,22 @@ device() {
         echo "$out" | awk -F, -v p="$rep,raw,2,device,$t" \
             '$1 ~ /_lat$/ { print p "," $2 "," $13 "," $13 ",,,," }' >> "$CSV"
     done
+    for np in $NPS; do
+        iters=$ITERS yield=-Y
+        [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER yield=
+        for t in ud rc; do
+            # shellcheck disable=SC2086 # yield: no word or one
+            if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
+                       -n "$iters" $yield -T 800 2>&1); then
+                echo "srqud_rawexch -t $t -N $np: failed: $(echo "$out" | tail -n 2)" >&2
+                return 1
+            fi
+            echo "$out" | awk -v p="$rep,raw,$np,device" -v t=$t \
+                'NF == 8 && $2 ~ /^[0-9]+$/ { $1 = t "_" $1; $1 = $1; gsub(/ /, ",");
+                                              print p "," $0 }' >> "$CSV"
+        done
+    done
+    echo "== rep $rep device: done" >&2
 }
 
 # one VARIANT MPI NP REP: one run; its lines into the CSV
@@ -200,27 +226,40 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 order = ['pingpong', 'sendrecv', 'alltoall', 'allgather', 'allreduce', 'bcast',
          'burst']
 order += ['imb_' + c for c in order]   # IMB-MPI1's t_avg (-I)
-dev = {}
+dev = {}    # rep -> the ping-pongs' median half round trips
+exch = {}   # (rep, np, 'ud_sendrecv', size) -> (average, p99)
 for r in rows:
-    if r['variant'] == 'device':
+    if r['variant'] == 'device' and r['call'].endswith('_lat'):
         dev.setdefault(r['rep'], {})[r['call']] = float(r['p50_us'])
+    elif r['variant'] == 'device':
+        exch[(r['rep'], int(r['np']), r['call'], int(r['size']))] = \
+            (float(r['avg_us']), float(r['p99_us']))
 rows = [r for r in rows if r['variant'] != 'device']
 vs = list(dict.fromkeys(r['variant'] for r in rows))
 cell = {}
 for r in rows:
     k = (r['mpi'], int(r['np']), r['call'], int(r['size']), r['variant'])
     cell.setdefault(k, []).append(r)
-# the device's UD/RC ratio of each repetition: a call's UD bound is
-# rc_verbs' time in that repetition times it
+# the device's UD/RC ratio of each repetition (ping-pong)
 ratio_of = {rep: d['ud_lat'] / d['rc_lat'] for rep, d in dev.items()
             if d.get('ud_lat') and d.get('rc_lat')}
+def dev_ratio(np_, call, size):
+    """UD/RC of the device in the pattern a call goes in steps of: the
+    ratio of the medians over the repetitions (one repetition's is noisy:
+    at 2 ranks Sendrecv and Alltoall are the same exchange)"""
+    kind = 'alltoall' if call.endswith('alltoall') else 'sendrecv'
+    u = [v[0] for k, v in exch.items() if k[1:] == (np_, 'ud_' + kind, size)]
+    c = [v[0] for k, v in exch.items() if k[1:] == (np_, 'rc_' + kind, size)]
+    if call.endswith('pingpong') or not u or not c:
+        u = [d['ud_lat'] for d in dev.values() if 'ud_lat' in d]
+        c = [d['rc_lat'] for d in dev.values() if 'rc_lat' in d]
+    return statistics.median(u) / statistics.median(c) if u and c else None
 def med(k, col):
     xs = [float(r[col]) for r in cell.get(k, [])]
     return (statistics.median(xs), min(xs), max(xs)) if xs else None
 def bound(k, col):
-    xs = [float(r[col]) * ratio_of[r['rep']] for r in cell.get(k, [])
-          if r['rep'] in ratio_of]
-    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+    m, q = med(k, col), dev_ratio(k[1], k[2], k[3])
+    return (m[0] * q,) if m and q else None
 def fmt(m):
     return '%8.1f (%.0f-%.0f)' % m if m else '%8s' % '-'
 def ratio(a, b):
@@ -231,9 +270,26 @@ if dev:
         print('device %s 8 B (srqud_rawperf, median half round trip): '
               '%.2f us (%.2f-%.2f)' % (t, statistics.median(xs), min(xs), max(xs)))
     xs = list(ratio_of.values())
-    print('device UD/RC: %.2f (%.2f-%.2f): the UD bound of a call is '
-          'rc_verbs x this ratio, per repetition' %
+    print('device UD/RC: %.2f (%.2f-%.2f); the UD bound of the ping-pong is '
+          'rc_verbs x the ratio of the medians' %
           (statistics.median(xs), min(xs), max(xs)))
+if exch:
+    print('\ndevice exchanges (srqud_rawexch, plain verbs), us per call, '
+          'median of repetitions (range); UD/RC of the medians: the UD '
+          'bound of a call (average and p99) is rc_verbs x this ratio')
+    print('%5s %-9s %6s %22s %22s %7s' % ('ranks', 'call', 'size',
+          'UD average', 'RC average', 'UD/RC'))
+    for np_, kind, size in sorted({(k[1], k[2][3:], k[3]) for k in exch}):
+        got = [(exch.get((rep, np_, 'ud_' + kind, size)),
+                exch.get((rep, np_, 'rc_' + kind, size)))
+               for rep in sorted({k[0] for k in exch})]
+        got = [(u, c) for u, c in got if u and c]
+        if not got:
+            continue
+        m = lambda xs: (statistics.median(xs), min(xs), max(xs))
+        print('%5d %-9s %6d %22s %22s %7.2f' % (
+            np_, kind, size, fmt(m([u[0] for u, c in got])),
+            fmt(m([c[0] for u, c in got])), dev_ratio(np_, kind, size)))
 out = csv.writer(open(sys.argv[2], 'w', newline=''))
 out.writerow(['mpi', 'np', 'variant', 'call', 'size', 'avg_us', 'avg_lo',
               'avg_hi', 'p99_us', 'p99_lo', 'p99_hi', 'reps'])

@@ -110,8 +110,8 @@ typedef struct {
     stats_t            st;
 } res_t;
 
-/* The side this process plays ("client" or "server"), for messages */
-extern const char *g_role;
+/* The program and the side this process plays ("client" or "server"), for messages */
+extern const char *g_prog, *g_role;
 /* Absolute time (now_sec) after which waiting is an error (-T) */
 extern double     g_deadline;
 
@@ -139,5 +139,9 @@ int ctl_expect(res_t *r, uint32_t type, ctl_t *m);
 void ctl_wait_close(res_t *r);
 int exchange(res_t *r);
 int qp_connect(res_t *r);
+/* The address of a peer's port, as a QP's path or a UD address handle */
+void ah_attr_fill(const res_t *r, const ep_info_t *peer,
+                  struct ibv_ah_attr *ah);
+struct ibv_ah *ah_create(const res_t *r, const ep_info_t *peer);
 
 #endif

@@ -14,6 +14,7 @@ static const bench_mode_t modes[] = {
 };
 #define NUM_MODES (sizeof(modes) / sizeof(modes[0]))
 
+const char *g_prog = "srqud_rawperf";
 const char *g_role = "client";
 double     g_deadline;
 
@@ -29,7 +30,7 @@ int fail_msg(const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "srqud_rawperf %s: ", g_role);
+    fprintf(stderr, "%s %s: ", g_prog, g_role);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -426,6 +427,27 @@ int exchange(res_t *r)
     return 0;
 }
 
+void ah_attr_fill(const res_t *r, const ep_info_t *peer,
+                  struct ibv_ah_attr *ah)
+{
+    *ah = (struct ibv_ah_attr){.dlid = peer->lid, .port_num = r->port,
+                               .is_global = 1};   /* RoCE needs the GRH */
+    ah->grh.dgid       = peer->gid;
+    ah->grh.sgid_index = r->gid_index;
+    ah->grh.hop_limit  = 64;
+}
+
+struct ibv_ah *ah_create(const res_t *r, const ep_info_t *peer)
+{
+    struct ibv_ah_attr a;
+    struct ibv_ah      *ah;
+
+    ah_attr_fill(r, peer, &a);
+    if (!(ah = ibv_create_ah(r->pd, &a)))
+        fail("ibv_create_ah", errno);
+    return ah;
+}
+
 static int qp_modify(res_t *r, struct ibv_qp_attr *a, int mask, const char *s)
 {
     int rc = ibv_modify_qp(r->qp, a, IBV_QP_STATE | mask);
@@ -447,14 +469,8 @@ int qp_connect(res_t *r)
     struct ibv_qp_attr rts = {.qp_state = IBV_QPS_RTS, .sq_psn = START_PSN,
                               .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
                               .max_rd_atomic = 1};
-    struct ibv_ah_attr *ah = &rtr.ah_attr;
 
-    ah->dlid           = r->peer.lid;
-    ah->port_num       = r->port;
-    ah->is_global      = 1;   /* RoCE needs the GRH; IB accepts it */
-    ah->grh.dgid       = r->peer.gid;
-    ah->grh.sgid_index = r->gid_index;
-    ah->grh.hop_limit  = 64;
+    ah_attr_fill(r, &r->peer, &rtr.ah_attr);
     if (qp_modify(r, &ini, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                   (is_rc ? IBV_QP_ACCESS_FLAGS : IBV_QP_QKEY), "INIT") ||
         qp_modify(r, &rtr, !is_rc ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
@@ -464,7 +480,5 @@ int qp_connect(res_t *r)
                   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                   IBV_QP_MAX_QP_RD_ATOMIC), "RTS"))
         return -1;
-    if (!is_rc && !(r->ah = ibv_create_ah(r->pd, ah)))
-        return fail("ibv_create_ah", errno);
-    return 0;
+    return (!is_rc && !(r->ah = ah_create(r, &r->peer))) ? -1 : 0;
 }

@@ -1,0 +1,634 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * srqud_rawexch: what the device itself makes of an MPI exchange among N
+ * processes, with plain verbs (no UCX, no reliability of our own): the
+ * bound a UD transport is held to where ranks share the cores.
+ *
+ * srqud_rawperf's ud_lat and rc_lat compare one UD round trip with one RC
+ * round trip between two spinning processes. With 4 or 8 ranks on 2 cores
+ * the time of a call is mostly the scheduler's, and what a rank's message
+ * costs the kernel (RC: the responder and its acknowledgements, in the
+ * kernel; UD: a route lookup per packet) decides how much of the other
+ * ranks' time it takes. This program runs the calls' own traffic:
+ *
+ *   sendrecv   each rank sends to rank+1 and receives from rank-1
+ *   alltoall   each rank sends to every other rank and receives from each
+ *
+ *   -t ud      one UD QP per rank and an address handle per peer
+ *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
+ *
+ * One process forks the N ranks; they exchange QP numbers and GIDs over a
+ * mesh of socketpairs made before fork(). A rank receives through one SRQ;
+ * sends go one ibv_post_send each (a system call on rxe, as for every UCX
+ * transport), inline up to the QP's limit, one in SIG_EVERY signaled. A
+ * rank whose CQ is empty calls sched_yield(), as Open MPI's ranks do when
+ * they exceed the cores (-Y: spin, as MPICH's). Every call is timed alone,
+ * back to back, as contrib/bench/mpi_calls.c times MPI's, and the output
+ * has its format: one line per call and size,
+ *
+ *   CALL SIZE avg_us p50_us p99_us max_us slow10x over1ms
+ *
+ * over every rank's calls. Each message carries its call's number and its
+ * sender: a message from the wrong rank or out of the window is an error.
+ *
+ *   srqud_rawexch -t ud -N 4 -c sendrecv,alltoall -s 8,1K
+ */
+
+#include "srqud_rawperf.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#define MAX_NP     16
+#define WIN        32           /* calls a message may run ahead: > MAX_NP */
+#define SQ_DEPTH   128
+#define SIG_EVERY  16
+#define MAX_SIZE   (64u << 10)
+#define MAX_CALLS  2
+
+enum { X_SENDRECV, X_ALLTOALL };
+static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall"};
+
+typedef struct {
+    int      rc, qp_per_peer, np, yield, ncalls, nsizes, calls[MAX_CALLS];
+    size_t   sizes[8];
+    uint64_t iters, warmup;
+    unsigned timeout;
+    char     dev[64];
+    int      port, gid_index;
+} xopts_t;
+
+typedef struct {
+    const xopts_t  *o;
+    int            rank, *sock;       /* sock[peer]; -1 for itself */
+    res_t          r;                 /* device, PD, GID (the setup's) */
+    opts_t         ro;
+    struct ibv_cq  *cq;
+    struct ibv_srq *srq;
+    struct ibv_qp  *qp[MAX_NP];       /* UD: qp[0] serves every peer */
+    struct ibv_ah  *ah[MAX_NP];
+    uint32_t       rqpn[MAX_NP];      /* the peer's QP for our messages */
+    struct ibv_mr  *mr;
+    uint8_t        *buf;              /* [QP][SQ_DEPTH] send, then slots */
+    size_t         stride, slot_len, hdr;
+    unsigned       nqp, slots, max_inline;
+    uint64_t       posted[MAX_NP], unsig[MAX_NP], inflight[MAX_NP];
+    uint32_t       got[WIN];
+    uint64_t       call;              /* the running call's number */
+    int            expect_from;       /* sendrecv: rank-1; -1: anyone */
+} xrank_t;
+
+static const bench_mode_t ud_mode = {"ud_exch", 0, 0, 0, 8};
+static const bench_mode_t rc_mode = {"rc_exch", 1, 0, 0, 8};
+
+
+static int qp_of(const xrank_t *x, int peer)
+{
+    return (x->o->rc || x->o->qp_per_peer) ? peer : 0;
+}
+
+static size_t max_size(const xopts_t *o)
+{
+    size_t m = 0;
+    int    i;
+
+    for (i = 0; i < o->nsizes; i++)
+        m = (o->sizes[i] > m) ? o->sizes[i] : m;
+    return m;
+}
+
+static int sock_xfer(xrank_t *x, int peer, void *out, void *in, size_t len)
+{
+    ssize_t n;
+
+    if (send(x->sock[peer], out, len, MSG_NOSIGNAL) != (ssize_t)len)
+        return fail("send(socketpair)", errno ? errno : EPIPE);
+    n = recv(x->sock[peer], in, len, MSG_WAITALL);
+    if (n == (ssize_t)len)
+        return 0;
+    return (n == 0) ? fail_msg("rank %d exited", peer) :
+           fail("recv(socketpair)", (n < 0) ? errno : EPROTO);
+}
+
+/* Every rank past this point before any goes on */
+static int barrier(xrank_t *x)
+{
+    char a = 1, b;
+    int  p;
+
+    for (p = 0; p < x->o->np; p++) {
+        if ((p != x->rank) && sock_xfer(x, p, &a, &b, 1))
+            return -1;
+    }
+    return 0;
+}
+
+static int rx_post(xrank_t *x, unsigned slot)
+{
+    struct ibv_sge     sge = {.addr   = (uintptr_t)(x->buf +
+                                         x->nqp * SQ_DEPTH * x->stride +
+                                         (size_t)slot * x->slot_len),
+                              .length = x->slot_len, .lkey = x->mr->lkey};
+    struct ibv_recv_wr wr  = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
+    struct ibv_recv_wr *bad;
+    int                rc  = ibv_post_srq_recv(x->srq, &wr, &bad);
+
+    return rc ? fail_rc("ibv_post_srq_recv", rc) : 0;
+}
+
+static int setup(xrank_t *x)
+{
+    const xopts_t            *o = x->o;
+    size_t                   size = max_size(o);
+    struct ibv_srq_init_attr sa;
+    ep_info_t                out, in[MAX_NP];
+    unsigned                 q, i;
+    int                      p, first = -1;
+    size_t                   len;
+
+    x->ro = (opts_t){.mode = o->rc ? &rc_mode : &ud_mode,
+                     .gid_index = o->gid_index};
+    x->r.o = &x->ro;
+    if (res_open(&x->r, o->dev, o->port))
+        return -1;
+    if (!o->rc && (size > (128u << x->r.mtu)))
+        return fail_msg("size %zu is over the UD MTU %u", size,
+                        128u << x->r.mtu);
+    x->nqp      = (o->rc || o->qp_per_peer) ? (unsigned)o->np : 1;
+    x->hdr      = o->rc ? 0 : GRH_LEN;
+    x->stride   = (size + 63) & ~(size_t)63;
+    x->slot_len = x->hdr + size;
+    /* a sendrecv message runs at most np calls ahead, an alltoall one 1 */
+    x->slots    = 4 * o->np * 2 + 64;
+    len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
+    if (posix_memalign((void**)&x->buf, 4096, len))
+        return fail("posix_memalign", ENOMEM);
+    memset(x->buf, 0, len);
+    if (!(x->mr = ibv_reg_mr(x->r.pd, x->buf, len, IBV_ACCESS_LOCAL_WRITE)))
+        return fail("ibv_reg_mr", errno);
+    if (!(x->cq = ibv_create_cq(x->r.ctx, x->nqp * SQ_DEPTH + x->slots,
+                                NULL, NULL, 0)))
+        return fail("ibv_create_cq", errno);
+    sa = (struct ibv_srq_init_attr){.attr = {.max_wr = x->slots,
+                                             .max_sge = 1}};
+    if (!(x->srq = ibv_create_srq(x->r.pd, &sa)))
+        return fail("ibv_create_srq", errno);
+    x->max_inline = INLINE_REQ;
+    for (q = 0; q < x->nqp; q++) {
+        struct ibv_qp_init_attr qa = {
+            .send_cq = x->cq, .recv_cq = x->cq, .srq = x->srq,
+            .qp_type = o->rc ? IBV_QPT_RC : IBV_QPT_UD,
+            .cap     = {.max_send_wr = SQ_DEPTH, .max_send_sge = 1,
+                        .max_recv_sge = 1, .max_inline_data = INLINE_REQ},
+        };
+
+        if ((x->nqp > 1) && (q == (unsigned)x->rank))
+            continue;   /* no QP to itself */
+        if (!(x->qp[q] = ibv_create_qp(x->r.pd, &qa)))
+            return fail("ibv_create_qp", errno);
+        if (qa.cap.max_inline_data < x->max_inline)
+            x->max_inline = qa.cap.max_inline_data;
+    }
+    for (i = 0; i < x->slots; i++) {
+        if (rx_post(x, i))
+            return -1;
+    }
+    for (p = 0; p < o->np; p++) {
+        if (p == x->rank)
+            continue;
+        /* what the peer sends to: our UD QP, or our RC QP for it */
+        out = (ep_info_t){.gid = x->r.gid, .lid = x->r.lid,
+                          .qpn = x->qp[qp_of(x, p)]->qp_num,
+                          .psn = START_PSN, .mtu = x->r.mtu};
+        if (sock_xfer(x, p, &out, &in[p], sizeof(out)))
+            return -1;
+        x->rqpn[p] = in[p].qpn;
+        x->r.mtu   = (in[p].mtu < (uint32_t)x->r.mtu) ?
+                     (enum ibv_mtu)in[p].mtu : x->r.mtu;
+    }
+    /* the setup brings one QP to RTS towards x->r.peer; UD's address
+     * handle for that peer comes with it, the others' are made here */
+    for (p = 0; p < o->np; p++) {
+        if (p == x->rank)
+            continue;
+        x->r.peer = in[p];
+        if ((x->nqp > 1) || (first < 0)) {
+            x->r.qp = x->qp[qp_of(x, p)];
+            if (qp_connect(&x->r))
+                return -1;
+            first = (first < 0) ? p : first;
+        }
+        if (!o->rc) {
+            x->ah[p] = x->r.ah ? x->r.ah : ah_create(&x->r, &in[p]);
+            x->r.ah  = NULL;
+            if (!x->ah[p])
+                return -1;
+        }
+    }
+    x->r.qp = NULL;   /* ours to destroy, not the setup's */
+    return 0;
+}
+
+static void teardown(xrank_t *x)
+{
+    unsigned q;
+    int      p;
+
+    for (p = 0; p < MAX_NP; p++) {
+        if (x->ah[p] && ibv_destroy_ah(x->ah[p]))
+            fail("ibv_destroy_ah", errno);
+    }
+    for (q = 0; q < MAX_NP; q++) {
+        if (x->qp[q] && ibv_destroy_qp(x->qp[q]))
+            fail("ibv_destroy_qp", errno);
+    }
+    if (x->srq && ibv_destroy_srq(x->srq))
+        fail("ibv_destroy_srq", errno);
+    if (x->cq && ibv_destroy_cq(x->cq))
+        fail("ibv_destroy_cq", errno);
+    if (x->mr && ibv_dereg_mr(x->mr))
+        fail("ibv_dereg_mr", errno);
+    free(x->buf);
+    x->buf = NULL;
+    res_close(&x->r);
+}
+
+/* One completion: a send's retires SIG_EVERY sends of its QP; a receive
+ * is checked, counted for its call and its buffer posted again */
+static int on_wc(xrank_t *x, const struct ibv_wc *wc, size_t size)
+{
+    const uint8_t *b;
+    uint32_t      hdr[2];
+
+    if (wc->status != IBV_WC_SUCCESS)
+        return fail_msg("%s completion: %s", (wc->opcode & IBV_WC_RECV) ?
+                        "receive" : "send", ibv_wc_status_str(wc->status));
+    if (!(wc->opcode & IBV_WC_RECV)) {
+        x->inflight[wc->wr_id] -= SIG_EVERY;
+        return 0;
+    }
+    if ((wc->wr_id >= x->slots) || (wc->byte_len != x->hdr + size))
+        return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
+                        x->hdr + size);
+    b = x->buf + x->nqp * SQ_DEPTH * x->stride + wc->wr_id * x->slot_len +
+        x->hdr;
+    memcpy(hdr, b, sizeof(hdr));
+    if ((hdr[0] - (uint32_t)x->call >= WIN) || (hdr[1] >= (uint32_t)x->o->np) ||
+        ((x->expect_from >= 0) && (hdr[1] != (uint32_t)x->expect_from)))
+        return fail_msg("call %" PRIu64 ": a message of call %u from rank %u",
+                        x->call, hdr[0], hdr[1]);
+    x->got[hdr[0] % WIN]++;
+    return rx_post(x, (unsigned)wc->wr_id);
+}
+
+static int poll_some(xrank_t *x, size_t size)
+{
+    struct ibv_wc wc[WC_BATCH];
+    int           n = ibv_poll_cq(x->cq, WC_BATCH, wc), i;
+
+    if (n < 0)
+        return fail_msg("ibv_poll_cq failed");
+    for (i = 0; i < n; i++) {
+        if (on_wc(x, &wc[i], size))
+            return -1;
+    }
+    return n;
+}
+
+/* Waits for completions; an empty CQ yields the core unless -Y */
+static int progress(xrank_t *x, size_t size, uint64_t *idle)
+{
+    int n = poll_some(x, size);
+
+    if (n != 0)
+        return (n < 0) ? -1 : 0;
+    if (x->o->yield)
+        sched_yield();
+    if ((++*idle % 4096 == 0) && (now_sec() > g_deadline))
+        return fail_msg("timed out in call %" PRIu64 " (%u of its messages "
+                        "here)", x->call, x->got[x->call % WIN]);
+    return 0;
+}
+
+static int send_to(xrank_t *x, int peer, size_t size)
+{
+    unsigned           q   = qp_of(x, peer);
+    uint8_t            *b;
+    uint32_t           hdr[2] = {(uint32_t)x->call, (uint32_t)x->rank};
+    struct ibv_sge     sge;
+    struct ibv_send_wr wr  = {.wr_id = q, .sg_list = &sge, .num_sge = 1,
+                              .opcode = IBV_WR_SEND}, *bad;
+    uint64_t           idle = 0;
+    int                rc;
+
+    while (x->inflight[q] >= SQ_DEPTH - 1) {
+        if (progress(x, size, &idle))
+            return -1;
+    }
+    /* a buffer is written again only after SQ_DEPTH later sends: by then
+     * its send has completed (inflight above) */
+    b = x->buf + (q * SQ_DEPTH + x->posted[q] % SQ_DEPTH) * x->stride;
+    memcpy(b, hdr, sizeof(hdr));
+    memset(b + sizeof(hdr), (int)(x->call + x->rank), size - sizeof(hdr));
+    sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = size,
+                           .lkey = x->mr->lkey};
+    if (++x->unsig[q] == SIG_EVERY) {
+        wr.send_flags = IBV_SEND_SIGNALED;
+        x->unsig[q]   = 0;
+    }
+    if (size <= x->max_inline)
+        wr.send_flags |= IBV_SEND_INLINE;
+    if (!x->o->rc) {
+        wr.wr.ud.ah          = x->ah[peer];
+        wr.wr.ud.remote_qpn  = x->rqpn[peer];
+        wr.wr.ud.remote_qkey = QKEY;
+    }
+    if ((rc = ibv_post_send(x->qp[q], &wr, &bad)))
+        return fail_rc("ibv_post_send", rc);
+    x->posted[q]++;
+    x->inflight[q]++;
+    return 0;
+}
+
+/* Call number x->call: its sends, then its receives */
+static int one_call(xrank_t *x, int call, size_t size)
+{
+    int      np = x->o->np, next = (x->rank + 1) % np, i, want;
+    uint64_t idle = 0;
+
+    if (call == X_SENDRECV) {
+        want           = 1;
+        x->expect_from = (x->rank + np - 1) % np;
+        if (send_to(x, next, size))
+            return -1;
+    } else {
+        want           = np - 1;
+        x->expect_from = -1;
+        for (i = 1; i < np; i++) {   /* rank+1 first, as a pairwise order */
+            if (send_to(x, (x->rank + i) % np, size))
+                return -1;
+        }
+    }
+    while ((int)x->got[x->call % WIN] < want) {
+        if (progress(x, size, &idle))
+            return -1;
+    }
+    x->got[x->call % WIN] = 0;
+    x->call++;
+    return 0;
+}
+
+/* A rank: every call and size, warmup then timed into t[ITERS] each */
+static int rank_main(xrank_t *x, double *samples)
+{
+    const xopts_t *o = x->o;
+    uint64_t      i, k = 0;
+    int           c, s;
+    double        t0;
+
+    if (setup(x))
+        return -1;
+    for (c = 0; c < o->ncalls; c++) {
+        for (s = 0; s < o->nsizes; s++, k++) {
+            /* a size's calls must not meet the last size's messages */
+            if (barrier(x))
+                return -1;
+            for (i = 0; i < o->warmup; i++) {
+                if (one_call(x, o->calls[c], o->sizes[s]))
+                    return -1;
+            }
+            if (barrier(x))   /* the timed calls start together */
+                return -1;
+            for (i = 0; i < o->iters; i++) {
+                t0 = now_sec();
+                if (one_call(x, o->calls[c], o->sizes[s]))
+                    return -1;
+                samples[(k * o->np + x->rank) * o->iters + i] =
+                    (now_sec() - t0) * 1e6;
+            }
+        }
+    }
+    /* a peer's QP stays until every rank has all it expects */
+    return barrier(x);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double u = *(const double*)a, v = *(const double*)b;
+
+    return (u > v) - (u < v);
+}
+
+static void report(const xopts_t *o, double *samples)
+{
+    size_t n = (size_t)o->np * o->iters, i;
+    double *all, sum;
+    int    c, s, k = 0, slow, over1ms;
+
+    for (c = 0; c < o->ncalls; c++) {
+        for (s = 0; s < o->nsizes; s++, k++) {
+            all = samples + (size_t)k * n;
+            qsort(all, n, sizeof(*all), cmp_dbl);
+            for (i = 0, sum = 0, slow = 0, over1ms = 0; i < n; i++) {
+                sum     += all[i];
+                slow    += all[i] > 10 * all[n / 2];
+                over1ms += all[i] > 1000;
+            }
+            printf("%s %zu %.2f %.2f %.2f %.2f %d %d\n",
+                   x_names[o->calls[c]], o->sizes[s], sum / n, all[n / 2],
+                   all[(size_t)(0.99 * (n - 1))], all[n - 1], slow, over1ms);
+        }
+    }
+    fflush(stdout);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: srqud_rawexch [options]\n"
+"  -t ud|rc     UD QPs with address handles, or RC QPs per pair (default ud)\n"
+"  -Q           UD: a QP per peer, as RC, instead of one per rank\n"
+"  -N NP        ranks, 2 to %d (default 4)\n"
+"  -c CALLS     sendrecv,alltoall (default both)\n"
+"  -s SIZES     bytes per message, comma-separated, k suffix, 8 to 64k\n"
+"               (default 8); UD: at most the MTU\n"
+"  -n ITERS     timed calls per call and size (default 1000)\n"
+"  -w WARMUP    untimed calls first (default 200, as mpi_calls)\n"
+"  -Y           spin on an empty CQ instead of sched_yield()\n"
+"  -d DEV:PORT  device (default rxe0:1); -g INDEX its GID (default auto)\n"
+"  -T SECONDS   every rank gives up with an error after this (default 300)\n",
+            MAX_NP);
+}
+
+static int parse_list(char *s, xopts_t *o, int sizes)
+{
+    char     *tok, *save = NULL, *end;
+    uint64_t v;
+    int      i;
+
+    for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!sizes) {
+            for (i = 0; (i < MAX_CALLS) && strcmp(tok, x_names[i]); i++);
+            if ((i == MAX_CALLS) || (o->ncalls == MAX_CALLS))
+                return fail_msg("bad call '%s' in -c", tok);
+            o->calls[o->ncalls++] = i;
+            continue;
+        }
+        v = strtoull(tok, &end, 10);
+        if ((*end == 'k') || (*end == 'K'))
+            v <<= 10, end++;
+        if (*end || (v < 8) || (v > MAX_SIZE) || (o->nsizes == 8))
+            return fail_msg("bad size '%s' in -s", tok);
+        o->sizes[o->nsizes++] = v;
+    }
+    return 0;
+}
+
+static int parse(int argc, char **argv, xopts_t *o)
+{
+    char *colon, *end;
+    int  c;
+
+    *o = (xopts_t){.np = 4, .iters = 1000, .warmup = 200, .yield = 1,
+                   .timeout = 300, .dev = "rxe0", .port = 1, .gid_index = -1};
+    while ((c = getopt(argc, argv, "t:QN:c:s:n:w:Yd:g:T:h")) != -1) {
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "ud") && strcmp(optarg, "rc"))
+                return fail_msg("bad -t '%s': ud or rc", optarg);
+            o->rc = !strcmp(optarg, "rc");
+            break;
+        case 'N': o->np      = atoi(optarg);              break;
+        case 'n': o->iters   = strtoull(optarg, &end, 10); break;
+        case 'w': o->warmup  = strtoull(optarg, &end, 10); break;
+        case 'T': o->timeout = atoi(optarg);              break;
+        case 'g': o->gid_index = atoi(optarg);            break;
+        case 'Y': o->yield   = 0;                         break;
+        case 'Q': o->qp_per_peer = 1;                     break;
+        case 'c':
+        case 's':
+            if (parse_list(optarg, o, c == 's'))
+                return -1;
+            break;
+        case 'd':
+            colon = strchr(optarg, ':');
+            snprintf(o->dev, sizeof(o->dev), "%.*s",
+                     colon ? (int)(colon - optarg) : (int)strlen(optarg),
+                     optarg);
+            o->port = colon ? atoi(colon + 1) : 1;
+            break;
+        case 'h': usage(stdout); exit(0);
+        default:  usage(stderr); return -1;
+        }
+    }
+    if ((o->np < 2) || (o->np > MAX_NP) || !o->iters || !o->timeout ||
+        (optind != argc))
+        return fail_msg("bad -N, -n or -T, or an extra argument (see -h)");
+    if (!o->ncalls) {
+        o->calls[0] = X_SENDRECV, o->calls[1] = X_ALLTOALL, o->ncalls = 2;
+    }
+    if (!o->nsizes)
+        o->sizes[o->nsizes++] = 8;
+    return 0;
+}
+
+/* Rank p keeps its ends of the mesh in sock[] and closes the rest (p < 0:
+ * all), so that a rank that dies is an end of file to the others */
+static void mesh_keep(int (*sv)[MAX_NP][2], int np, int p, int *sock,
+                      unsigned timeout)
+{
+    struct timeval tv = {.tv_sec = timeout};
+    int            a, b;
+
+    for (a = 0; a < np; a++) {
+        for (b = a + 1; b < np; b++) {
+            if (a != p)
+                close(sv[a][b][0]);
+            if (b != p)
+                close(sv[a][b][1]);
+        }
+    }
+    for (a = 0; (p >= 0) && (a < np); a++) {
+        sock[a] = (a == p) ? -1 : sv[(a < p) ? a : p][(a < p) ? p : a]
+                                    [(a < p) ? 1 : 0];
+        if ((sock[a] >= 0) &&
+            setsockopt(sock[a], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+            fail("setsockopt(SO_RCVTIMEO)", errno);
+    }
+}
+
+static int run_rank(const xopts_t *o, int (*sv)[MAX_NP][2], int p,
+                    double *samples)
+{
+    static char role[32];
+    int         sock[MAX_NP], rc;
+    xrank_t     x = {.o = o, .rank = p, .sock = sock, .expect_from = -1};
+
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    mesh_keep(sv, o->np, p, sock, o->timeout);
+    snprintf(role, sizeof(role), "rank %d", p);
+    g_role = role;
+    rc     = rank_main(&x, samples);
+    teardown(&x);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    xopts_t o;
+    int     (*sv)[MAX_NP][2], status, p, q, failed = 0;
+    pid_t   pid[MAX_NP];
+    size_t  n;
+    double  *samples;
+
+    g_prog = "srqud_rawexch";
+    g_role = "main";
+    if (parse(argc, argv, &o))
+        return 2;
+    n       = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
+    samples = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+    sv      = calloc(MAX_NP, sizeof(*sv));
+    if ((samples == MAP_FAILED) || !sv) {
+        fail("mmap", ENOMEM);
+        return 1;
+    }
+    for (p = 0; p < o.np; p++) {
+        for (q = p + 1; q < o.np; q++) {
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[p][q])) {
+                fail("socketpair", errno);
+                return 1;
+            }
+        }
+    }
+    g_deadline = now_sec() + o.timeout;
+    fflush(NULL);
+    for (p = 0; p < o.np; p++) {
+        if ((pid[p] = fork()) < 0) {
+            fail("fork", errno);
+            return 1;   /* the ranks forked die with us (PDEATHSIG) */
+        }
+        if (pid[p] == 0)
+            _exit(run_rank(&o, sv, p, samples) ? 1 : 0);
+    }
+    mesh_keep(sv, o.np, -1, NULL, o.timeout);   /* closes every end */
+    for (p = 0; p < o.np; p++) {
+        while (waitpid(pid[p], &status, 0) < 0) {
+            if (errno != EINTR) {
+                fail("waitpid", errno);
+                return 1;
+            }
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+            fprintf(stderr, "srqud_rawexch: rank %d %s %d\n", p,
+                    WIFEXITED(status) ? "exited with status" :
+                    "died of signal", WIFEXITED(status) ?
+                    WEXITSTATUS(status) : WTERMSIG(status));
+            failed = 1;
+        }
+    }
+    if (!failed)
+        report(&o, samples);
+    return failed;
+}
