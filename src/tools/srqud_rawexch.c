@@ -51,7 +51,7 @@ enum { X_SENDRECV, X_ALLTOALL };
 static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall"};
 
 typedef struct {
-    int      rc, qp_per_peer, np, yield, ncalls, nsizes, calls[MAX_CALLS];
+    int      rc, qp_per_peer, chain, np, yield, ncalls, nsizes, calls[MAX_CALLS];
     size_t   sizes[8];
     uint64_t iters, warmup;
     unsigned timeout;
@@ -311,18 +311,19 @@ static int progress(xrank_t *x, size_t size, uint64_t *idle)
     return 0;
 }
 
-static int send_to(xrank_t *x, int peer, size_t size)
+/* The message to @a peer of the running call, into wr and sge; posted by
+ * send_post, alone or chained */
+static int send_prep(xrank_t *x, int peer, size_t size,
+                     struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
-    unsigned           q   = qp_of(x, peer);
-    uint8_t            *b;
-    uint32_t           hdr[2] = {(uint32_t)x->call, (uint32_t)x->rank};
-    struct ibv_sge     sge;
-    struct ibv_send_wr wr  = {.wr_id = q, .sg_list = &sge, .num_sge = 1,
-                              .opcode = IBV_WR_SEND}, *bad;
-    uint64_t           idle = 0;
-    int                rc;
+    unsigned q      = qp_of(x, peer);
+    uint32_t hdr[2] = {(uint32_t)x->call, (uint32_t)x->rank};
+    uint64_t idle   = 0;
+    uint8_t  *b;
 
-    while (x->inflight[q] >= SQ_DEPTH - 1) {
+    /* room for a chain of MAX_NP besides what is posted: the posted sends
+     * then hold a signaled one, whose completion makes more room */
+    while (x->inflight[q] >= SQ_DEPTH - MAX_NP) {
         if (progress(x, size, &idle))
             return -1;
     }
@@ -331,44 +332,62 @@ static int send_to(xrank_t *x, int peer, size_t size)
     b = x->buf + (q * SQ_DEPTH + x->posted[q] % SQ_DEPTH) * x->stride;
     memcpy(b, hdr, sizeof(hdr));
     memset(b + sizeof(hdr), (int)(x->call + x->rank), size - sizeof(hdr));
-    sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = size,
-                           .lkey = x->mr->lkey};
+    *sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = size,
+                            .lkey = x->mr->lkey};
+    *wr  = (struct ibv_send_wr){.wr_id = q, .sg_list = sge, .num_sge = 1,
+                                .opcode = IBV_WR_SEND};
     if (++x->unsig[q] == SIG_EVERY) {
-        wr.send_flags = IBV_SEND_SIGNALED;
-        x->unsig[q]   = 0;
+        wr->send_flags = IBV_SEND_SIGNALED;
+        x->unsig[q]    = 0;
     }
     if (size <= x->max_inline)
-        wr.send_flags |= IBV_SEND_INLINE;
+        wr->send_flags |= IBV_SEND_INLINE;
     if (!x->o->rc) {
-        wr.wr.ud.ah          = x->ah[peer];
-        wr.wr.ud.remote_qpn  = x->rqpn[peer];
-        wr.wr.ud.remote_qkey = QKEY;
+        wr->wr.ud.ah          = x->ah[peer];
+        wr->wr.ud.remote_qpn  = x->rqpn[peer];
+        wr->wr.ud.remote_qkey = QKEY;
     }
-    if ((rc = ibv_post_send(x->qp[q], &wr, &bad)))
-        return fail_rc("ibv_post_send", rc);
     x->posted[q]++;
     x->inflight[q]++;
     return 0;
 }
 
+static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad;
+    int                rc = ibv_post_send(x->qp[qp_of(x, peer)], wr, &bad);
+
+    return rc ? fail_rc("ibv_post_send", rc) : 0;
+}
+
 /* Call number x->call: its sends, then its receives */
 static int one_call(xrank_t *x, int call, size_t size)
 {
-    int      np = x->o->np, next = (x->rank + 1) % np, i, want;
-    uint64_t idle = 0;
+    int                np    = x->o->np, next = (x->rank + 1) % np, i, want;
+    int                chain = x->o->chain && (x->nqp == 1);
+    uint64_t           idle  = 0;
+    struct ibv_send_wr wr[MAX_NP];
+    struct ibv_sge     sge[MAX_NP];
 
     if (call == X_SENDRECV) {
         want           = 1;
         x->expect_from = (x->rank + np - 1) % np;
-        if (send_to(x, next, size))
+        if (send_prep(x, next, size, &wr[0], &sge[0]) ||
+            send_post(x, next, &wr[0]))
             return -1;
     } else {
         want           = np - 1;
         x->expect_from = -1;
         for (i = 1; i < np; i++) {   /* rank+1 first, as a pairwise order */
-            if (send_to(x, (x->rank + i) % np, size))
+            if (send_prep(x, (x->rank + i) % np, size, &wr[i], &sge[i]))
+                return -1;
+            if (chain && (i > 1))
+                wr[i - 1].next = &wr[i];
+            else if (!chain && send_post(x, (x->rank + i) % np, &wr[i]))
                 return -1;
         }
+        if (chain && send_post(x, next, &wr[1]))
+            return -1;
     }
     while ((int)x->got[x->call % WIN] < want) {
         if (progress(x, size, &idle))
@@ -449,6 +468,8 @@ static void usage(FILE *f)
 "Usage: srqud_rawexch [options]\n"
 "  -t ud|rc     UD QPs with address handles, or RC QPs per pair (default ud)\n"
 "  -Q           UD: a QP per peer, as RC, instead of one per rank\n"
+"  -P           UD, one QP: an Alltoall's sends as one chain (one\n"
+"               ibv_post_send), as a transport batching them would post\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
 "  -c CALLS     sendrecv,alltoall (default both)\n"
 "  -s SIZES     bytes per message, comma-separated, k suffix, 8 to 64k\n"
@@ -492,7 +513,7 @@ static int parse(int argc, char **argv, xopts_t *o)
 
     *o = (xopts_t){.np = 4, .iters = 1000, .warmup = 200, .yield = 1,
                    .timeout = 300, .dev = "rxe0", .port = 1, .gid_index = -1};
-    while ((c = getopt(argc, argv, "t:QN:c:s:n:w:Yd:g:T:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:QPN:c:s:n:w:Yd:g:T:h")) != -1) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "ud") && strcmp(optarg, "rc"))
@@ -506,6 +527,7 @@ static int parse(int argc, char **argv, xopts_t *o)
         case 'g': o->gid_index = atoi(optarg);            break;
         case 'Y': o->yield   = 0;                         break;
         case 'Q': o->qp_per_peer = 1;                     break;
+        case 'P': o->chain   = 1;                         break;
         case 'c':
         case 's':
             if (parse_list(optarg, o, c == 's'))

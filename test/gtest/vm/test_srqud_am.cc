@@ -398,6 +398,41 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
     }
 }
 
+/* UCX_SRQUD_TX_BATCH_IDLE: every send outside progress waits, into an idle
+ * queue too and from the first one on, and the sender's next progress
+ * posts them all with one doorbell. The async thread is held off, so that
+ * only that progress can ring them. */
+TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
+{
+    const uint64_t n = 3;
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "y");
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+
+    uct_srqud_iface_stats_t before, sent, rung;
+    {
+        async_hold hold(pair.ctx.async);
+        pair.sender->progress();
+        before = srqud_stats(pair.sender->handle);
+        for (uint64_t seq = 2; seq < 2 + n; ++seq) {
+            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq, 16), 0);
+        }
+        sent = srqud_stats(pair.sender->handle);
+        pair.sender->progress();
+        rung = srqud_stats(pair.sender->handle);
+    }
+
+    EXPECT_EQ(n, sent.tx_packets - before.tx_packets);
+    EXPECT_EQ(0u, sent.tx_doorbells - before.tx_doorbells);
+    EXPECT_EQ(1u, rung.tx_doorbells - sent.tx_doorbells);
+    ASSERT_TRUE(pair.progress_both_until([&] {
+        return pair.log.count == 1 + n;
+    })) << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
 /* A sender that goes on sending without progress (a broadcast's root):
  * the first send after its batch waited UCX_SRQUD_TX_BATCH_WAIT rings the
  * batch, so that the peer does not get the messages in bursts of

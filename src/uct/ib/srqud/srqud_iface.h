@@ -99,6 +99,8 @@ struct uct_srqud_iface {
         unsigned             tx_batch;    /* sends per doorbell */
         unsigned             tx_batch_after; /* sends since a progress that
                                              go at once */
+        int                  tx_batch_idle; /* every send outside progress
+                                               batches */
         unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
         unsigned             srq_size;

@@ -90,12 +90,13 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * user is descheduled before its next progress, more than it saves until
  * it holds several sends, and the fragments of one message (a 4 KB MPI
  * message is two packets) or a collective step's messages would wait for
- * the next progress. */
+ * the next progress. TX_BATCH_IDLE makes every send batch, for devices
+ * where each doorbell costs a context switch (Soft-RoCE's UD sends). */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
     return (iface->config.tx_batch > 1) &&
-           ((iface->tx.batch_count > 0) ||
+           ((iface->tx.batch_count > 0) || iface->config.tx_batch_idle ||
             (uct_srqud_tx_busy(iface) &&
              ((iface->tx.recent >= iface->config.tx_batch_after) ||
               iface->async.user_progress || iface->async.active)));
