@@ -4,6 +4,8 @@
  * srqud_rawperf (see srqud_rawperf.c): what its two parts share. The setup
  * (srqud_rawperf_setup.c: options, the device, queues, the socketpair) and
  * the measurement (srqud_rawperf.c: posting, polling, the modes, main).
+ * srqud_rawexch (srqud_rawexch.c) uses the setup's device, addresses, QP
+ * connection and messages.
  */
 
 #ifndef SRQUD_RAWPERF_H_
@@ -110,7 +112,8 @@ typedef struct {
     stats_t            st;
 } res_t;
 
-/* The program and the side this process plays ("client" or "server"), for messages */
+/* The program and the side this process plays ("client", "server",
+ * "rank N"), for messages */
 extern const char *g_prog, *g_role;
 /* Absolute time (now_sec) after which waiting is an error (-T) */
 extern double     g_deadline;
