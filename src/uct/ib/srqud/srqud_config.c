@@ -66,8 +66,8 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "QP also schedules the kernel's completion work, one context switch of\n"
      "its softirq thread per doorbell where ranks share the cores. Costs two\n"
      "system calls per progress call for the timer, and its expiries where\n"
-     "a rank is descheduled before that call: there, measured faster for\n"
-     "MPI_Alltoall and MPI_Bcast, slower for MPI_Allgather and MPI_Allreduce.",
+     "a rank is descheduled before that call: where ranks share cores,\n"
+     "measured faster for MPI_Alltoall and MPI_Bcast, slower for the rest.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_idle), UCS_CONFIG_TYPE_BOOL},
 
     {"TX_BATCH_WAIT", "20us",
