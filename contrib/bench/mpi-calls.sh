@@ -113,6 +113,10 @@ device() {
             '$1 ~ /_lat$/ { print p "," $2 "," $13 "," $13 ",,,," }' >> "$CSV"
     done
     for np in $NPS; do
+        if [ "$np" -gt 16 ]; then
+            echo "srqud_rawexch runs at most 16 ranks: no UD bound at $np" >&2
+            continue
+        fi
         iters=$ITERS yield=-Y
         [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER yield=
         for t in ud rc; do
