@@ -55,9 +55,12 @@ typedef struct {
     size_t   sizes[8];
     uint64_t iters, warmup;
     unsigned timeout;
-    char     dev[64];
+    char     dev[64];   /* parse_devport's bound: opts_t's cli_dev */
     int      port, gid_index;
 } xopts_t;
+
+_Static_assert(sizeof(((xopts_t*)0)->dev) == sizeof(((opts_t*)0)->cli_dev),
+               "parse_devport bounds a device name by opts_t's cli_dev");
 
 typedef struct {
     const xopts_t  *o;
@@ -144,7 +147,7 @@ static int setup(xrank_t *x)
     struct ibv_srq_init_attr sa;
     ep_info_t                out, in[MAX_NP];
     unsigned                 q, i;
-    int                      p, first = -1;
+    int                      p, ud_connected = 0;
     size_t                   len;
 
     x->ro = (opts_t){.mode = o->rc ? &rc_mode : &ud_mode,
@@ -213,11 +216,11 @@ static int setup(xrank_t *x)
         if (p == x->rank)
             continue;
         x->r.peer = in[p];
-        if ((x->nqp > 1) || (first < 0)) {
+        if ((x->nqp > 1) || !ud_connected) {   /* each QP once */
             x->r.qp = x->qp[qp_of(x, p)];
             if (qp_connect(&x->r))
                 return -1;
-            first = (first < 0) ? p : first;
+            ud_connected = 1;
         }
         if (!o->rc) {
             x->ah[p] = x->r.ah ? x->r.ah : ah_create(&x->r, &in[p]);
@@ -432,13 +435,6 @@ static int rank_main(xrank_t *x, double *samples)
     return barrier(x);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double u = *(const double*)a, v = *(const double*)b;
-
-    return (u > v) - (u < v);
-}
-
 static void report(const xopts_t *o, double *samples)
 {
     size_t n = (size_t)o->np * o->iters, i;
@@ -448,7 +444,7 @@ static void report(const xopts_t *o, double *samples)
     for (c = 0; c < o->ncalls; c++) {
         for (s = 0; s < o->nsizes; s++, k++) {
             all = samples + (size_t)k * n;
-            qsort(all, n, sizeof(*all), cmp_dbl);
+            qsort(all, n, sizeof(*all), cmp_double);
             for (i = 0, sum = 0, slow = 0, over1ms = 0; i < n; i++) {
                 sum     += all[i];
                 slow    += all[i] > 10 * all[n / 2];
@@ -484,7 +480,7 @@ static void usage(FILE *f)
 
 static int parse_list(char *s, xopts_t *o, int sizes)
 {
-    char     *tok, *save = NULL, *end;
+    char     *tok, *save = NULL;
     uint64_t v;
     int      i;
 
@@ -496,57 +492,67 @@ static int parse_list(char *s, xopts_t *o, int sizes)
             o->calls[o->ncalls++] = i;
             continue;
         }
-        v = strtoull(tok, &end, 10);
-        if ((*end == 'k') || (*end == 'K'))
-            v <<= 10, end++;
-        if (*end || (v < 8) || (v > MAX_SIZE) || (o->nsizes == 8))
+        if (parse_num(tok, 8, MAX_SIZE, &v) || (o->nsizes == 8))
             return fail_msg("bad size '%s' in -s", tok);
         o->sizes[o->nsizes++] = v;
     }
     return 0;
 }
 
+/* A number option within [min, max] */
+static int parse_opt_num(int c, uint64_t min, uint64_t max, uint64_t *v)
+{
+    return parse_num(optarg, min, max, v) ?
+           fail_msg("bad value '%s' for -%c", optarg, c) : 0;
+}
+
 static int parse(int argc, char **argv, xopts_t *o)
 {
-    char *colon, *end;
-    int  c;
+    uint64_t v;
+    int      c, rc = 0;
 
     *o = (xopts_t){.np = 4, .iters = 1000, .warmup = 200, .yield = 1,
                    .timeout = 300, .dev = "rxe0", .port = 1, .gid_index = -1};
-    while ((c = getopt(argc, argv, "t:QPN:c:s:n:w:Yd:g:T:h")) != -1) {
+    while (!rc && ((c = getopt(argc, argv, "t:QPN:c:s:n:w:Yd:g:T:h")) != -1)) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "ud") && strcmp(optarg, "rc"))
                 return fail_msg("bad -t '%s': ud or rc", optarg);
             o->rc = !strcmp(optarg, "rc");
             break;
-        case 'N': o->np      = atoi(optarg);              break;
-        case 'n': o->iters   = strtoull(optarg, &end, 10); break;
-        case 'w': o->warmup  = strtoull(optarg, &end, 10); break;
-        case 'T': o->timeout = atoi(optarg);              break;
-        case 'g': o->gid_index = atoi(optarg);            break;
-        case 'Y': o->yield   = 0;                         break;
-        case 'Q': o->qp_per_peer = 1;                     break;
-        case 'P': o->chain   = 1;                         break;
+        case 'N':
+            rc = parse_opt_num(c, 2, MAX_NP, &v);
+            o->np = (int)v;
+            break;
+        case 'n': rc = parse_opt_num(c, 1, 1ull << 32, &o->iters);  break;
+        case 'w': rc = parse_opt_num(c, 0, 1ull << 32, &o->warmup); break;
+        case 'T':
+            rc = parse_opt_num(c, 1, 86400, &v);
+            o->timeout = (unsigned)v;
+            break;
+        case 'g':
+            rc = parse_opt_num(c, 0, 255, &v);
+            o->gid_index = (int)v;
+            break;
+        case 'Y': o->yield       = 0; break;
+        case 'Q': o->qp_per_peer = 1; break;
+        case 'P': o->chain       = 1; break;
         case 'c':
         case 's':
-            if (parse_list(optarg, o, c == 's'))
-                return -1;
+            rc = parse_list(optarg, o, c == 's');
             break;
         case 'd':
-            colon = strchr(optarg, ':');
-            snprintf(o->dev, sizeof(o->dev), "%.*s",
-                     colon ? (int)(colon - optarg) : (int)strlen(optarg),
-                     optarg);
-            o->port = colon ? atoi(colon + 1) : 1;
+            if (parse_devport(optarg, o->dev, &o->port))
+                return fail_msg("bad -d '%s': want DEV[:PORT]", optarg);
             break;
         case 'h': usage(stdout); exit(0);
         default:  usage(stderr); return -1;
         }
     }
-    if ((o->np < 2) || (o->np > MAX_NP) || !o->iters || !o->timeout ||
-        (optind != argc))
-        return fail_msg("bad -N, -n or -T, or an extra argument (see -h)");
+    if (rc)
+        return -1;
+    if (optind != argc)
+        return fail_msg("unexpected argument '%s'", argv[optind]);
     if (!o->ncalls) {
         o->calls[0] = X_SENDRECV, o->calls[1] = X_ALLTOALL, o->ncalls = 2;
     }

@@ -37,14 +37,6 @@
 
 #include "srqud_rawperf.h"
 
-/* qsort order of the round-trip samples (ud_lat's median) */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double*)a, y = *(const double*)b;
-
-    return (x > y) - (x < y);
-}
-
 
 /* The postlist is built once; tx_post only links it and sets flags */
 static void tx_prepare(res_t *r)

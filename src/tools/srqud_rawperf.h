@@ -124,6 +124,12 @@ int fail_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fail(const char *call, int err);
 int fail_rc(const char *call, int rc);
 uint64_t min_u64(uint64_t a, uint64_t b);
+/* qsort order of doubles (the samples' median and percentiles) */
+int cmp_double(const void *a, const void *b);
+/* DEV[:PORT] (port 1 by default), and a number with an optional k/m
+ * suffix within [min, max]: 0, or -1 if malformed */
+int parse_devport(const char *s, char *dev, int *port);
+int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *v);
 
 /* Options; 0, or -1 after the usage or an error was printed */
 int parse_opts(int argc, char **argv, opts_t *o);

@@ -54,6 +54,13 @@ uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -88,7 +95,7 @@ static void usage(FILE *f)
 "          srqud_rawperf -t rc_write_bw -s 4194304\n");
 }
 
-static int parse_devport(const char *s, char *dev, int *port)
+int parse_devport(const char *s, char *dev, int *port)
 {
     const char *colon = strchr(s, ':');
     size_t     n      = colon ? (size_t)(colon - s) : strlen(s);
@@ -102,7 +109,7 @@ static int parse_devport(const char *s, char *dev, int *port)
 }
 
 /* A number with an optional k/m suffix, within [min, max] */
-static int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+int parse_num(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
     char *end;
 
