@@ -433,6 +433,58 @@ TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
     EXPECT_EQ(0u, pair.log.bad);
 }
 
+/* UCX_SRQUD_TX_BATCH_IDLE=auto: a step (the user's sends between two
+ * progress calls) batches from its first send, into an idle queue, once
+ * steps of several sends prevail (two more than steps of one); otherwise
+ * its sends go at once. So a ping-pong's lone sends never wait, a
+ * collective's steps to several peers share a doorbell, and steps of two
+ * and one sends in turn do not batch. The async thread is held off, so
+ * that only the progress calls ring the batches. */
+TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
+{
+    /* the sends of each step, and its doorbells before the progress that
+     * ends it (several at once: TX_BATCH_AFTER) */
+    const struct {
+        unsigned sends, doorbells;
+    } steps[] = {{1, 1}, {3, 3}, {3, 3}, {3, 0}, {1, 0}, {1, 0}, {1, 1},
+                 {2, 2}, {1, 1}, {2, 2}, {1, 1}};
+    uint64_t seq = 2;
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "auto");
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+
+    uct_srqud_iface_stats_t start, before, sent, rung;
+    {
+        async_hold hold(pair.ctx.async);
+        pair.sender->progress();
+        start = srqud_stats(pair.sender->handle);
+        for (const auto &step : steps) {
+            SCOPED_TRACE("message " + std::to_string(seq));
+            before = srqud_stats(pair.sender->handle);
+            for (unsigned i = 0; i < step.sends; ++i) {
+                ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq++, 16), 0);
+            }
+            sent = srqud_stats(pair.sender->handle);
+            pair.sender->progress();
+            rung = srqud_stats(pair.sender->handle);
+
+            EXPECT_EQ(step.sends, sent.tx_packets - before.tx_packets);
+            EXPECT_EQ(step.doorbells, sent.tx_doorbells - before.tx_doorbells);
+            EXPECT_EQ((step.doorbells == 0) ? 1u : 0u,
+                      rung.tx_doorbells - sent.tx_doorbells);
+        }
+    }
+
+    EXPECT_EQ(11u, rung.tx_user_steps - start.tx_user_steps);
+    EXPECT_EQ(3u, rung.tx_idle_steps - start.tx_idle_steps);
+    ASSERT_TRUE(pair.progress_both_until([&] {
+        return pair.log.count == seq - 1;
+    })) << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
 /* A sender that goes on sending without progress (a broadcast's root):
  * the first send after its batch waited UCX_SRQUD_TX_BATCH_WAIT rings the
  * batch, so that the peer does not get the messages in bursts of

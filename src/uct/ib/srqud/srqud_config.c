@@ -59,16 +59,17 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_UINT},
 
     {"TX_BATCH_IDLE", "n",
-     "Batch every send made outside a progress call, into an idle queue too\n"
-     "and regardless of TX_BATCH_AFTER: the sends between two progress calls\n"
-     "(a collective step's messages to its peers) leave with one doorbell at\n"
-     "the next progress, or after TX_HOLD. On Soft-RoCE each doorbell of a UD\n"
-     "QP also schedules the kernel's completion work, one context switch of\n"
-     "its softirq thread per doorbell where ranks share the cores. Costs two\n"
-     "system calls per progress call for the timer, and its expiries where\n"
-     "a rank is descheduled before that call: where ranks share cores,\n"
-     "measured faster for MPI_Alltoall and MPI_Bcast, slower for the rest.",
-     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_idle), UCS_CONFIG_TYPE_BOOL},
+     "Sends made outside a progress call batch, into an idle queue too and\n"
+     "regardless of TX_BATCH_AFTER, and leave with one doorbell at the next\n"
+     "progress (or after TX_HOLD). y: every such send; auto: those of a step\n"
+     "(the sends between two progress calls) once steps of several sends\n"
+     "prevail, as a collective's steps to several peers, while lone sends (a\n"
+     "ping-pong's) go at once; measured with TX_BATCH_WAIT=100us. On Soft-RoCE\n"
+     "each doorbell of a UD QP also schedules the kernel's completion work, one\n"
+     "context switch of its softirq thread per doorbell where ranks share the\n"
+     "cores. A batch costs two system calls per progress call for its timer,\n"
+     "and the timer's expiries where a rank is descheduled before that call.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_idle), UCS_CONFIG_TYPE_ON_OFF_AUTO},
 
     {"TX_BATCH_WAIT", "20us",
      "Longest wait of a send in a batch (TX_BATCH) while the user goes on\n"

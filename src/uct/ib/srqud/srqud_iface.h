@@ -67,6 +67,13 @@ struct uct_srqud_iface {
         unsigned             unsignaled;  /* posted since a signaled one */
         unsigned             recent;      /* sends posted since the last
                                              progress */
+        unsigned             user_sends;  /* sends the user made since its
+                                             last progress */
+        unsigned             step_score;  /* 0-3: up a step of several
+                                             sends, down a step of one */
+        int                  batch_idle;  /* the user's sends batch into
+                                             an idle queue until its next
+                                             progress */
         int                  poll_unsignaled; /* look for completions of
                                              unsignaled sends (a failed QP
                                              completes them in error) */
@@ -99,8 +106,9 @@ struct uct_srqud_iface {
         unsigned             tx_batch;    /* sends per doorbell */
         unsigned             tx_batch_after; /* sends since a progress that
                                              go at once */
-        int                  tx_batch_idle; /* every send outside progress
-                                               batches */
+        int                  tx_batch_idle; /* ucs_config_on_off_auto_value_t:
+                                               sends outside progress batch
+                                               into an idle queue */
         unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
         unsigned             srq_size;

@@ -225,6 +225,7 @@ unsigned uct_srqud_progress(uct_iface_h tl_iface)
 
     /* what it sends (pending requests, acknowledgements) leaves before it
      * returns: no batch timer for those */
+    uct_srqud_tx_step_end(iface);
     iface->async.user_progress = 1;
     count = uct_srqud_progress_locked(iface, now);
     iface->async.user_progress = 0;

@@ -84,6 +84,11 @@ typedef struct uct_srqud_iface_stats {
     unsigned long tx_hold_posted;     /* send batches the async thread
                                          posted: the user made no call for
                                          TX_HOLD after them */
+    unsigned long tx_user_steps;      /* the user's progress calls after
+                                         sends of its own */
+    unsigned long tx_idle_steps;      /* of those, steps whose sends
+                                         batched into an idle queue
+                                         (TX_BATCH_IDLE) */
     /* bounds on what peers can make this interface hold (threat model in
      * docs/design.md) */
     unsigned long passive_reaped;     /* idle passive eps freed to make room

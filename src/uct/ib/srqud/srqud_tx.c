@@ -46,6 +46,9 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.sig_sn     = 0;
     iface->tx.unsignaled = 0;
     iface->tx.recent     = 0;
+    iface->tx.user_sends = 0;
+    iface->tx.step_score = 0;
+    iface->tx.batch_idle = (iface->config.tx_batch_idle == UCS_CONFIG_ON);
     iface->tx.poll_unsignaled = 0;
     iface->tx.stash_count = 0;
     iface->tx.next_timer = 0;
@@ -380,6 +383,10 @@ uct_srqud_tx_posted(uct_srqud_iface_t *iface, int num_wr)
     iface->tx.sn        += num_wr;
     iface->tx.available -= num_wr;
     iface->tx.recent    += num_wr;
+    /* a step of the user's (TX_BATCH_IDLE=auto), not its progress' acks
+     * and resends, nor the async thread's */
+    iface->tx.user_sends += !(iface->async.user_progress |
+                              iface->async.active);
     ++iface->stats.tx_packets;
 }
 

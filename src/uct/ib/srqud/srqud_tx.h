@@ -90,16 +90,48 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * user is descheduled before its next progress, more than it saves until
  * it holds several sends, and the fragments of one message (a 4 KB MPI
  * message is two packets) or a collective step's messages would wait for
- * the next progress. TX_BATCH_IDLE makes every send batch, for devices
- * where each doorbell costs a context switch (Soft-RoCE's UD sends). */
+ * the next progress. TX_BATCH_IDLE makes the user's sends batch, all or
+ * those of a step that follows a step of several sends (srqud_progress.c),
+ * for devices where each doorbell costs a context switch (Soft-RoCE's UD
+ * sends). */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
     return (iface->config.tx_batch > 1) &&
-           ((iface->tx.batch_count > 0) || iface->config.tx_batch_idle ||
+           ((iface->tx.batch_count > 0) || iface->tx.batch_idle ||
             (uct_srqud_tx_busy(iface) &&
              ((iface->tx.recent >= iface->config.tx_batch_after) ||
               iface->async.user_progress || iface->async.active)));
+}
+
+
+/* The user's progress ends its step, the sends it made since the last
+ * one. With TX_BATCH_IDLE=auto the next step's sends batch from the
+ * first, into an idle queue, once steps of several sends prevail: a score
+ * goes up for a step of several sends and down for a step of one, and
+ * batching takes two more of the first than of the second. So an
+ * Alltoall's steps to several peers and a broadcast root's share a
+ * doorbell, while a ping-pong's lone sends go at once and pay no hold
+ * timer, and so do steps of one and two sends in turn (a recursive
+ * doubling's, where a send left without progress joins the next step),
+ * which following the last step alone would always mispredict. */
+static UCS_F_ALWAYS_INLINE void uct_srqud_tx_step_end(uct_srqud_iface_t *iface)
+{
+    if (iface->tx.user_sends == 0) {
+        return;
+    }
+
+    ++iface->stats.tx_user_steps;
+    iface->stats.tx_idle_steps += iface->tx.batch_idle;
+    if (iface->config.tx_batch_idle == UCS_CONFIG_AUTO) {
+        if (iface->tx.user_sends >= 2) {
+            iface->tx.step_score += (iface->tx.step_score < 3);
+        } else {
+            iface->tx.step_score -= (iface->tx.step_score > 0);
+        }
+        iface->tx.batch_idle = (iface->tx.step_score >= 2);
+    }
+    iface->tx.user_sends = 0;
 }
 
 
