@@ -91,9 +91,9 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * it holds several sends, and the fragments of one message (a 4 KB MPI
  * message is two packets) or a collective step's messages would wait for
  * the next progress. TX_BATCH_IDLE makes the user's sends batch, all or
- * those of a step that follows a step of several sends (srqud_progress.c),
- * for devices where each doorbell costs a context switch (Soft-RoCE's UD
- * sends). */
+ * those of steps where steps of several sends prevail
+ * (uct_srqud_tx_step_end), for devices where each doorbell costs a
+ * context switch (Soft-RoCE's UD sends). */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
