@@ -452,6 +452,9 @@ TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
     iface_pair pair;
     pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "auto");
     pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    /* the receiver acknowledges nothing until the end: no resend may add
+     * a doorbell to a step, however slow the machine */
+    pair.set_env("UCX_SRQUD_RTO_MIN", "1s");
     ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
 
     uct_srqud_iface_stats_t start, before, sent, rung;
@@ -481,6 +484,45 @@ TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
     ASSERT_TRUE(pair.progress_both_until([&] {
         return pair.log.count == seq - 1;
     })) << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
+/* The user goes to sleep (uct_iface_event_arm) owing an acknowledgement
+ * it held back for a reply to carry: it goes before the call returns, not
+ * into a batch (TX_BATCH_IDLE=y batches every send outside progress) that
+ * would wait for the sleeper's next call or TX_HOLD. The async thread is
+ * held off, so that nothing else can ring it. */
+TEST(srqud_am_batch, event_arm_rings_the_acks_it_sends)
+{
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "y");
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    pair.set_env("UCX_SRQUD_ACK_DELAY", "60s");
+    pair.set_env("UCX_SRQUD_RTO_MIN", "120s");
+    pair.set_env("UCX_SRQUD_RTO_MAX", "120s");
+    pair.set_env("UCX_SRQUD_TIMEOUT", "300s");
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+
+    async_hold hold(pair.ctx.async);
+    ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, 2, 16), 0);
+    pair.sender->progress();
+    ASSERT_TRUE(progress_until(*pair.receiver,
+                               [&] { return pair.log.count == 2; }))
+        << "received " << pair.log.count;
+
+    /* nothing left to poll: the arming call that sends the ack returns
+     * UCS_OK, with no progress call after it that could ring a batch */
+    for (int i = 0; i < 100; ++i) {
+        pair.receiver->progress();
+    }
+    uct_srqud_iface_stats_t before = srqud_stats(pair.receiver->handle);
+    ASSERT_UCS_OK(uct_iface_event_arm(pair.receiver->handle, UCT_EVENT_RECV));
+    uct_srqud_iface_stats_t after = srqud_stats(pair.receiver->handle);
+
+    EXPECT_EQ(1u, after.acks_sent - before.acks_sent);
+    EXPECT_EQ(1u, after.tx_doorbells - before.tx_doorbells)
+        << "the acknowledgement waits in a batch";
     EXPECT_TRUE(pair.log.in_order());
     EXPECT_EQ(0u, pair.log.bad);
 }

@@ -40,7 +40,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_max_poll;    /* Send CQ poll batch */
     unsigned                 tx_batch;       /* Sends per doorbell */
     unsigned                 tx_batch_after; /* Sends at once since progress */
-    int                      tx_batch_idle;  /* ucs_config_on_off_auto_value_t */
+    int                      tx_batch_idle;  /* ucs_on_off_auto_value_t */
     double                   tx_hold;        /* a batch's longest wait, s */
     double                   tx_batch_wait;  /* ... while the user sends */
     unsigned                 tx_cq_moderation; /* a completion every N */

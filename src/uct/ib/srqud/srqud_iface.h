@@ -106,7 +106,7 @@ struct uct_srqud_iface {
         unsigned             tx_batch;    /* sends per doorbell */
         unsigned             tx_batch_after; /* sends since a progress that
                                              go at once */
-        int                  tx_batch_idle; /* ucs_config_on_off_auto_value_t:
+        int                  tx_batch_idle; /* ucs_on_off_auto_value_t:
                                                sends outside progress batch
                                                into an idle queue */
         unsigned             tx_cq_moderation; /* a completion every N */

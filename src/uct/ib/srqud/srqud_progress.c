@@ -375,6 +375,9 @@ uct_srqud_progress_event_arm_locked(uct_srqud_iface_t *iface, unsigned events)
      * retransmits while the user sleeps. */
     if (!ucs_list_is_empty(&iface->rx.ack_list)) {
         uct_srqud_ep_acks_send(iface, UCS_TIME_INFINITY);
+        /* a batch (TX_BATCH_IDLE, a busy queue) would hold them while the
+         * user sleeps */
+        uct_srqud_tx_ring(iface);
         if (!ucs_list_is_empty(&iface->rx.ack_list)) {
             return UCS_ERR_BUSY; /* no send resources for them yet */
         }

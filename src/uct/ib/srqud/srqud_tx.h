@@ -111,8 +111,9 @@ uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
  * goes up for a step of several sends and down for a step of one, and
  * batching takes two more of the first than of the second. So an
  * Alltoall's steps to several peers and a broadcast root's share a
- * doorbell, while a ping-pong's lone sends go at once and pay no hold
- * timer, and so do steps of one and two sends in turn (a recursive
+ * doorbell, and so do the packets of a message above the MTU, while a
+ * ping-pong's lone packets go at once and pay no hold timer, and so do
+ * steps of one and two sends in turn (a recursive
  * doubling's, where a send left without progress joins the next step),
  * which following the last step alone would always mispredict. */
 static UCS_F_ALWAYS_INLINE void uct_srqud_tx_step_end(uct_srqud_iface_t *iface)
