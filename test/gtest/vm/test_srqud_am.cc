@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 using namespace srqud_test;
 
@@ -435,22 +436,25 @@ TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
 
 /* UCX_SRQUD_TX_BATCH_IDLE=auto: a step (the user's sends between two
  * progress calls) batches from its first send, into an idle queue, once
- * steps of several sends prevail (two more than steps of one); otherwise
+ * steps of several sends prevail (two more than smaller steps); otherwise
  * its sends go at once. So a ping-pong's lone sends never wait, a
  * collective's steps to several peers share a doorbell, and steps of two
  * and one sends in turn do not batch. The async thread is held off, so
  * that only the progress calls ring the batches. */
-TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
+struct auto_step {
+    unsigned sends;      /* the user's sends of the step */
+    unsigned doorbells;  /* before the progress that ends it (several at
+                          * once: TX_BATCH_AFTER); 0: batched */
+};
+
+static void expect_auto_steps(const char *step_sends,
+                              const std::vector<auto_step> &steps)
 {
-    /* the sends of each step, and its doorbells before the progress that
-     * ends it (several at once: TX_BATCH_AFTER) */
-    const struct {
-        unsigned sends, doorbells;
-    } steps[] = {{1, 1}, {3, 3}, {3, 3}, {3, 0}, {1, 0}, {1, 0}, {1, 1},
-                 {2, 2}, {1, 1}, {2, 2}, {1, 1}};
     uint64_t seq = 2;
+    unsigned batched = 0;
     iface_pair pair;
     pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "auto");
+    pair.set_env("UCX_SRQUD_TX_BATCH_STEP", step_sends);
     pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
     /* the receiver acknowledges nothing until the end: no resend may add
      * a doorbell to a step, however slow the machine */
@@ -461,7 +465,7 @@ TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
     {
         async_hold hold(pair.ctx.async);
         pair.sender->progress();
-        start = srqud_stats(pair.sender->handle);
+        start = rung = srqud_stats(pair.sender->handle);
         for (const auto &step : steps) {
             SCOPED_TRACE("message " + std::to_string(seq));
             before = srqud_stats(pair.sender->handle);
@@ -476,16 +480,32 @@ TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
             EXPECT_EQ(step.doorbells, sent.tx_doorbells - before.tx_doorbells);
             EXPECT_EQ((step.doorbells == 0) ? 1u : 0u,
                       rung.tx_doorbells - sent.tx_doorbells);
+            batched += (step.doorbells == 0);
         }
     }
 
-    EXPECT_EQ(11u, rung.tx_user_steps - start.tx_user_steps);
-    EXPECT_EQ(3u, rung.tx_idle_steps - start.tx_idle_steps);
+    EXPECT_EQ(steps.size(), rung.tx_user_steps - start.tx_user_steps);
+    EXPECT_EQ(batched, rung.tx_idle_steps - start.tx_idle_steps);
     ASSERT_TRUE(pair.progress_both_until([&] {
         return pair.log.count == seq - 1;
     })) << "received " << pair.log.count;
     EXPECT_TRUE(pair.log.in_order());
     EXPECT_EQ(0u, pair.log.bad);
+}
+
+/* TX_BATCH_STEP 2: steps of two sends count as several */
+TEST(srqud_am_batch, auto_idle_batching_follows_the_steps)
+{
+    expect_auto_steps("2", {{1, 1}, {3, 3}, {3, 3}, {3, 0}, {1, 0}, {1, 0},
+                            {1, 1}, {2, 2}, {1, 1}, {2, 2}, {1, 1}});
+}
+
+/* TX_BATCH_STEP 3 (the default): steps of two sends (a 4 KB message's
+ * packets) count as small ones and never start batching */
+TEST(srqud_am_batch, auto_idle_batching_counts_steps_of_tx_batch_step)
+{
+    expect_auto_steps("3", {{2, 2}, {2, 2}, {3, 3}, {3, 3}, {3, 0}, {2, 0},
+                            {2, 0}, {2, 2}, {2, 2}});
 }
 
 /* The user goes to sleep (uct_iface_event_arm) owing an acknowledgement

@@ -41,6 +41,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_batch;       /* Sends per doorbell */
     unsigned                 tx_batch_after; /* Sends at once since progress */
     int                      tx_batch_idle;  /* ucs_on_off_auto_value_t */
+    unsigned                 tx_batch_step;  /* sends of a step of several */
     double                   tx_hold;        /* a batch's longest wait, s */
     double                   tx_batch_wait;  /* ... while the user sends */
     unsigned                 tx_cq_moderation; /* a completion every N */

@@ -109,6 +109,8 @@ struct uct_srqud_iface {
         int                  tx_batch_idle; /* ucs_on_off_auto_value_t:
                                                sends outside progress batch
                                                into an idle queue */
+        unsigned             tx_batch_step; /* auto: sends that make a step
+                                               one of several */
         unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
         unsigned             srq_size;

@@ -108,12 +108,12 @@ uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 /* The user's progress ends its step, the sends it made since the last
  * one. With TX_BATCH_IDLE=auto the next step's sends batch from the
  * first, into an idle queue, once steps of several sends prevail: a score
- * goes up for a step of several sends and down for a step of one, and
- * batching takes two more of the first than of the second. So an
- * Alltoall's steps to several peers and a broadcast root's share a
- * doorbell, and so do the packets of a message above the MTU, while a
- * ping-pong's lone packets go at once and pay no hold timer, and so do
- * steps of one and two sends in turn (a recursive
+ * goes up for a step of TX_BATCH_STEP sends or more and down for a
+ * smaller one, and batching takes two more of the first than of the
+ * second. So an Alltoall's steps to several peers and a broadcast root's
+ * share a doorbell (with TX_BATCH_STEP 2 so do the packets of a message
+ * above the MTU), while a ping-pong's lone packets go at once and pay no
+ * hold timer, and so do steps of one and two sends in turn (a recursive
  * doubling's, where a send left without progress joins the next step),
  * which following the last step alone would always mispredict. */
 static UCS_F_ALWAYS_INLINE void uct_srqud_tx_step_end(uct_srqud_iface_t *iface)
@@ -125,7 +125,7 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_tx_step_end(uct_srqud_iface_t *iface)
     ++iface->stats.tx_user_steps;
     iface->stats.tx_idle_steps += iface->tx.batch_idle;
     if (iface->config.tx_batch_idle == UCS_CONFIG_AUTO) {
-        if (iface->tx.user_sends >= 2) {
+        if (iface->tx.user_sends >= iface->config.tx_batch_step) {
             iface->tx.step_score += (iface->tx.step_score < 3);
         } else {
             iface->tx.step_score -= (iface->tx.step_score > 0);
