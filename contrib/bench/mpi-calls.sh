@@ -38,7 +38,8 @@
 #
 # Each repetition also measures the device with plain verbs: srqud_rawperf's
 # UD and RC ping-pong (median half round trip), and at each rank count
-# srqud_rawexch's Sendrecv and Alltoall over UD and over RC QPs (every call
+# srqud_rawexch's Sendrecv and Alltoall over UD and over RC QPs, each
+# message with a transport's header (a 4 KB one is two UD packets; every call
 # timed, the ranks yielding the core when they exceed it, as Open MPI's
 # do; spinning otherwise). Their ratio is what UD itself costs over RC on
 # this device; srqud cannot be faster than that allows. The "UD bound" of
@@ -74,6 +75,10 @@ NAME=mpi-calls
 bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME" "$@"
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
+# the raw exchange's header per message: UCP's tag (8 B) and at least as
+# much of a transport's own, so that a 4 KB MPI message is two UD packets
+# there as for srqud and ud_verbs (4 KB MTU)
+EXCH_HDR=16
 OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/calls.csv
@@ -122,7 +127,7 @@ device() {
         for t in ud rc; do
             # shellcheck disable=SC2086 # yield: no word or one
             if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
-                       -n "$iters" $yield -T 800 2>&1); then
+                       -H "$EXCH_HDR" -n "$iters" $yield -T 800 2>&1); then
                 echo "srqud_rawexch -t $t -N $np: failed: $(echo "$out" | tail -n 2)" >&2
                 return 1
             fi

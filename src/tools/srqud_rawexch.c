@@ -17,6 +17,12 @@
  *
  *   -t ud      one UD QP per rank and an address handle per peer
  *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
+ *   -H BYTES   a transport's header on every message (UCP's tag and the
+ *              transport's own): over UD a message of more than the MTU
+ *              goes as several packets, each posted alone as a UD
+ *              transport posts them, so an MPI message of 4 KB is two
+ *              packets here as for srqud and ud_verbs; over RC it stays
+ *              one send, which the device splits
  *
  * One process forks the N ranks; they exchange QP numbers and GIDs over a
  * mesh of socketpairs made before fork(). A rank receives through one SRQ;
@@ -52,7 +58,7 @@ static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall"};
 
 typedef struct {
     int      rc, qp_per_peer, chain, np, yield, ncalls, nsizes, calls[MAX_CALLS];
-    size_t   sizes[8];
+    size_t   sizes[8], thdr;
     uint64_t iters, warmup;
     unsigned timeout;
     char     dev[64];   /* parse_devport's bound: opts_t's cli_dev */
@@ -75,6 +81,7 @@ typedef struct {
     struct ibv_mr  *mr;
     uint8_t        *buf;              /* [QP][SQ_DEPTH] send, then slots */
     size_t         stride, slot_len, hdr;
+    size_t         pkt_max;           /* UD: the MTU; RC: any message */
     unsigned       nqp, slots, max_inline;
     uint64_t       posted[MAX_NP], unsig[MAX_NP], inflight[MAX_NP];
     uint32_t       got[WIN];
@@ -99,6 +106,24 @@ static size_t max_size(const xopts_t *o)
     for (i = 0; i < o->nsizes; i++)
         m = (o->sizes[i] > m) ? o->sizes[i] : m;
     return m;
+}
+
+/* A message of SIZE bytes and the header (-H) goes as this many packets */
+static unsigned msg_pkts(const xrank_t *x, size_t size)
+{
+    size_t m = size + x->o->thdr;
+
+    return (unsigned)((m + x->pkt_max - 1) / x->pkt_max);
+}
+
+/* Packet i of such a message: near-equal lengths, so that every packet
+ * holds the 8-byte header the receiver checks */
+static size_t pkt_len(const xrank_t *x, size_t size, unsigned i)
+{
+    size_t   m = size + x->o->thdr;
+    unsigned n = msg_pkts(x, size);
+
+    return m / n + (i < m % n);
 }
 
 static int sock_xfer(xrank_t *x, int peer, void *out, void *in, size_t len)
@@ -143,7 +168,7 @@ static int rx_post(xrank_t *x, unsigned slot)
 static int setup(xrank_t *x)
 {
     const xopts_t            *o = x->o;
-    size_t                   size = max_size(o);
+    size_t                   msg = max_size(o) + o->thdr, pkt;
     struct ibv_srq_init_attr sa;
     ep_info_t                out, in[MAX_NP];
     unsigned                 q, i;
@@ -155,15 +180,15 @@ static int setup(xrank_t *x)
     x->r.o = &x->ro;
     if (res_open(&x->r, o->dev, o->port))
         return -1;
-    if (!o->rc && (size > (128u << x->r.mtu)))
-        return fail_msg("size %zu is over the UD MTU %u", size,
-                        128u << x->r.mtu);
+    x->pkt_max  = o->rc ? msg : (128u << x->r.mtu);
+    pkt         = (msg < x->pkt_max) ? msg : x->pkt_max;
     x->nqp      = (o->rc || o->qp_per_peer) ? (unsigned)o->np : 1;
     x->hdr      = o->rc ? 0 : GRH_LEN;
-    x->stride   = (size + 63) & ~(size_t)63;
-    x->slot_len = x->hdr + size;
-    /* a sendrecv message runs at most np calls ahead, an alltoall one 1 */
-    x->slots    = 4 * o->np * 2 + 64;
+    x->stride   = (pkt + 63) & ~(size_t)63;
+    x->slot_len = x->hdr + pkt;
+    /* a sendrecv message runs at most np calls ahead, an alltoall one 1;
+     * each of their packets takes a slot */
+    x->slots    = (4 * o->np * 2 + 64) * msg_pkts(x, max_size(o));
     len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
     if (posix_memalign((void**)&x->buf, 4096, len))
         return fail("posix_memalign", ENOMEM);
@@ -271,9 +296,11 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc, size_t size)
         x->inflight[wc->wr_id] -= SIG_EVERY;
         return 0;
     }
-    if ((wc->wr_id >= x->slots) || (wc->byte_len != x->hdr + size))
+    if ((wc->wr_id >= x->slots) ||
+        ((wc->byte_len != x->hdr + pkt_len(x, size, 0)) &&
+         (wc->byte_len != x->hdr + pkt_len(x, size, msg_pkts(x, size) - 1))))
         return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
-                        x->hdr + size);
+                        x->hdr + pkt_len(x, size, 0));
     b = x->buf + x->nqp * SQ_DEPTH * x->stride + wc->wr_id * x->slot_len +
         x->hdr;
     memcpy(hdr, b, sizeof(hdr));
@@ -314,9 +341,9 @@ static int progress(xrank_t *x, size_t size, uint64_t *idle)
     return 0;
 }
 
-/* The message to @a peer of the running call, into wr and sge; posted by
- * send_post, alone or chained */
-static int send_prep(xrank_t *x, int peer, size_t size,
+/* A packet of LEN bytes to @a peer in the running call (of SIZE bytes a
+ * message), into wr and sge; posted by send_post, alone or chained */
+static int send_prep(xrank_t *x, int peer, size_t size, size_t len,
                      struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
     unsigned q      = qp_of(x, peer);
@@ -334,8 +361,8 @@ static int send_prep(xrank_t *x, int peer, size_t size,
      * its send has completed (inflight above) */
     b = x->buf + (q * SQ_DEPTH + x->posted[q] % SQ_DEPTH) * x->stride;
     memcpy(b, hdr, sizeof(hdr));
-    memset(b + sizeof(hdr), (int)(x->call + x->rank), size - sizeof(hdr));
-    *sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = size,
+    memset(b + sizeof(hdr), (int)(x->call + x->rank), len - sizeof(hdr));
+    *sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = len,
                             .lkey = x->mr->lkey};
     *wr  = (struct ibv_send_wr){.wr_id = q, .sg_list = sge, .num_sge = 1,
                                 .opcode = IBV_WR_SEND};
@@ -343,7 +370,7 @@ static int send_prep(xrank_t *x, int peer, size_t size,
         wr->send_flags = IBV_SEND_SIGNALED;
         x->unsig[q]    = 0;
     }
-    if (size <= x->max_inline)
+    if (len <= x->max_inline)
         wr->send_flags |= IBV_SEND_INLINE;
     if (!x->o->rc) {
         wr->wr.ud.ah          = x->ah[peer];
@@ -363,36 +390,40 @@ static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
     return rc ? fail_rc("ibv_post_send", rc) : 0;
 }
 
-/* Call number x->call: its sends, then its receives */
+/* Call number x->call: its sends, then its receives. With -P (one UD QP)
+ * the packets go as chains of up to MAX_NP sends, otherwise one post each */
 static int one_call(xrank_t *x, int call, size_t size)
 {
-    int                np    = x->o->np, next = (x->rank + 1) % np, i, want;
-    int                chain = x->o->chain && (x->nqp == 1);
+    int                np    = x->o->np, next = (x->rank + 1) % np, i, peers;
+    int                chain = x->o->chain && (x->nqp == 1), peer;
+    unsigned           n     = msg_pkts(x, size), k, nwr = 0;
     uint64_t           idle  = 0;
     struct ibv_send_wr wr[MAX_NP];
     struct ibv_sge     sge[MAX_NP];
 
-    if (call == X_SENDRECV) {
-        want           = 1;
-        x->expect_from = (x->rank + np - 1) % np;
-        if (send_prep(x, next, size, &wr[0], &sge[0]) ||
-            send_post(x, next, &wr[0]))
-            return -1;
-    } else {
-        want           = np - 1;
-        x->expect_from = -1;
-        for (i = 1; i < np; i++) {   /* rank+1 first, as a pairwise order */
-            if (send_prep(x, (x->rank + i) % np, size, &wr[i], &sge[i]))
+    peers          = (call == X_SENDRECV) ? 1 : np - 1;
+    x->expect_from = (call == X_SENDRECV) ? (x->rank + np - 1) % np : -1;
+    for (i = 1; i <= peers; i++) {   /* rank+1 first, as a pairwise order */
+        peer = (x->rank + i) % np;
+        for (k = 0; k < n; k++) {
+            if (send_prep(x, peer, size, pkt_len(x, size, k), &wr[nwr],
+                          &sge[nwr]))
                 return -1;
-            if (chain && (i > 1))
-                wr[i - 1].next = &wr[i];
-            else if (!chain && send_post(x, (x->rank + i) % np, &wr[i]))
+            if (!chain) {
+                if (send_post(x, peer, &wr[nwr]))
+                    return -1;
+                continue;
+            }
+            if (nwr > 0)
+                wr[nwr - 1].next = &wr[nwr];
+            if ((++nwr == MAX_NP) && send_post(x, peer, &wr[0]))
                 return -1;
+            nwr %= MAX_NP;
         }
-        if (chain && send_post(x, next, &wr[1]))
-            return -1;
     }
-    while ((int)x->got[x->call % WIN] < want) {
+    if ((nwr > 0) && send_post(x, next, &wr[0]))
+        return -1;
+    while ((int)x->got[x->call % WIN] < peers * (int)n) {
         if (progress(x, size, &idle))
             return -1;
     }
@@ -464,18 +495,21 @@ static void usage(FILE *f)
 "Usage: srqud_rawexch [options]\n"
 "  -t ud|rc     UD QPs with address handles, or RC QPs per pair (default ud)\n"
 "  -Q           UD: a QP per peer, as RC, instead of one per rank\n"
-"  -P           UD, one QP: an Alltoall's sends as one chain (one\n"
-"               ibv_post_send), as a transport batching them would post\n"
+"  -P           UD, one QP: a call's packets as one chain (one\n"
+"               ibv_post_send per %d), as a transport batching them would\n"
+"               post\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
 "  -c CALLS     sendrecv,alltoall (default both)\n"
 "  -s SIZES     bytes per message, comma-separated, k suffix, 8 to 64k\n"
-"               (default 8); UD: at most the MTU\n"
+"               (default 8)\n"
+"  -H BYTES     a transport's header on every message, 0 to 256 (default\n"
+"               0); UD: more than the MTU goes as several packets\n"
 "  -n ITERS     timed calls per call and size (default 1000)\n"
 "  -w WARMUP    untimed calls first (default 200, as mpi_calls)\n"
 "  -Y           spin on an empty CQ instead of sched_yield()\n"
 "  -d DEV:PORT  device (default rxe0:1); -g INDEX its GID (default auto)\n"
 "  -T SECONDS   every rank gives up with an error after this (default 300)\n",
-            MAX_NP);
+            MAX_NP, MAX_NP);
 }
 
 static int parse_list(char *s, xopts_t *o, int sizes)
@@ -513,7 +547,7 @@ static int parse(int argc, char **argv, xopts_t *o)
 
     *o = (xopts_t){.np = 4, .iters = 1000, .warmup = 200, .yield = 1,
                    .timeout = 300, .dev = "rxe0", .port = 1, .gid_index = -1};
-    while (!rc && ((c = getopt(argc, argv, "t:QPN:c:s:n:w:Yd:g:T:h")) != -1)) {
+    while (!rc && ((c = getopt(argc, argv, "t:QPN:c:s:H:n:w:Yd:g:T:h")) != -1)) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "ud") && strcmp(optarg, "rc"))
@@ -525,6 +559,10 @@ static int parse(int argc, char **argv, xopts_t *o)
             o->np = (int)v;
             break;
         case 'n': rc = parse_opt_num(c, 1, 1ull << 32, &o->iters);  break;
+        case 'H':
+            rc = parse_opt_num(c, 0, 256, &v);
+            o->thdr = v;
+            break;
         case 'w': rc = parse_opt_num(c, 0, 1ull << 32, &o->warmup); break;
         case 'T':
             rc = parse_opt_num(c, 1, 86400, &v);
