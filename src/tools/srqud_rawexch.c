@@ -82,6 +82,9 @@ typedef struct {
     uint8_t        *buf;              /* [QP][SQ_DEPTH] send, then slots */
     size_t         stride, slot_len, hdr;
     size_t         pkt_max;           /* UD: the MTU; RC: any message */
+    unsigned       npkt;              /* the running size's message as */
+    size_t         pkt_len, pkt_long; /* npkt packets of pkt_len bytes,
+                                         the first pkt_long one longer */
     unsigned       nqp, slots, max_inline;
     uint64_t       posted[MAX_NP], unsig[MAX_NP], inflight[MAX_NP];
     uint32_t       got[WIN];
@@ -108,22 +111,16 @@ static size_t max_size(const xopts_t *o)
     return m;
 }
 
-/* A message of SIZE bytes and the header (-H) goes as this many packets */
-static unsigned msg_pkts(const xrank_t *x, size_t size)
+/* The packets of a message of SIZE bytes and the header (-H), once per
+ * size: near-equal lengths, so that every packet holds the 8-byte header
+ * the receiver checks */
+static void set_size(xrank_t *x, size_t size)
 {
     size_t m = size + x->o->thdr;
 
-    return (unsigned)((m + x->pkt_max - 1) / x->pkt_max);
-}
-
-/* Packet i of such a message: near-equal lengths, so that every packet
- * holds the 8-byte header the receiver checks */
-static size_t pkt_len(const xrank_t *x, size_t size, unsigned i)
-{
-    size_t   m = size + x->o->thdr;
-    unsigned n = msg_pkts(x, size);
-
-    return m / n + (i < m % n);
+    x->npkt     = (unsigned)((m + x->pkt_max - 1) / x->pkt_max);
+    x->pkt_len  = m / x->npkt;
+    x->pkt_long = m % x->npkt;
 }
 
 static int sock_xfer(xrank_t *x, int peer, void *out, void *in, size_t len)
@@ -181,6 +178,7 @@ static int setup(xrank_t *x)
     if (res_open(&x->r, o->dev, o->port))
         return -1;
     x->pkt_max  = o->rc ? msg : (128u << x->r.mtu);
+    set_size(x, max_size(o));
     pkt         = (msg < x->pkt_max) ? msg : x->pkt_max;
     x->nqp      = (o->rc || o->qp_per_peer) ? (unsigned)o->np : 1;
     x->hdr      = o->rc ? 0 : GRH_LEN;
@@ -188,7 +186,7 @@ static int setup(xrank_t *x)
     x->slot_len = x->hdr + pkt;
     /* a sendrecv message runs at most np calls ahead, an alltoall one 1;
      * each of their packets takes a slot */
-    x->slots    = (4 * o->np * 2 + 64) * msg_pkts(x, max_size(o));
+    x->slots    = (4 * o->np * 2 + 64) * x->npkt;
     len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
     if (posix_memalign((void**)&x->buf, 4096, len))
         return fail("posix_memalign", ENOMEM);
@@ -284,7 +282,7 @@ static void teardown(xrank_t *x)
 
 /* One completion: a send's retires SIG_EVERY sends of its QP; a receive
  * is checked, counted for its call and its buffer posted again */
-static int on_wc(xrank_t *x, const struct ibv_wc *wc, size_t size)
+static int on_wc(xrank_t *x, const struct ibv_wc *wc)
 {
     const uint8_t *b;
     uint32_t      hdr[2];
@@ -297,10 +295,10 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc, size_t size)
         return 0;
     }
     if ((wc->wr_id >= x->slots) ||
-        ((wc->byte_len != x->hdr + pkt_len(x, size, 0)) &&
-         (wc->byte_len != x->hdr + pkt_len(x, size, msg_pkts(x, size) - 1))))
+        ((wc->byte_len != x->hdr + x->pkt_len) &&
+         ((x->pkt_long == 0) || (wc->byte_len != x->hdr + x->pkt_len + 1))))
         return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
-                        x->hdr + pkt_len(x, size, 0));
+                        x->hdr + x->pkt_len);
     b = x->buf + x->nqp * SQ_DEPTH * x->stride + wc->wr_id * x->slot_len +
         x->hdr;
     memcpy(hdr, b, sizeof(hdr));
@@ -312,7 +310,7 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc, size_t size)
     return rx_post(x, (unsigned)wc->wr_id);
 }
 
-static int poll_some(xrank_t *x, size_t size)
+static int poll_some(xrank_t *x)
 {
     struct ibv_wc wc[WC_BATCH];
     int           n = ibv_poll_cq(x->cq, WC_BATCH, wc), i;
@@ -320,16 +318,16 @@ static int poll_some(xrank_t *x, size_t size)
     if (n < 0)
         return fail_msg("ibv_poll_cq failed");
     for (i = 0; i < n; i++) {
-        if (on_wc(x, &wc[i], size))
+        if (on_wc(x, &wc[i]))
             return -1;
     }
     return n;
 }
 
 /* Waits for completions; an empty CQ yields the core unless -Y */
-static int progress(xrank_t *x, size_t size, uint64_t *idle)
+static int progress(xrank_t *x, uint64_t *idle)
 {
-    int n = poll_some(x, size);
+    int n = poll_some(x);
 
     if (n != 0)
         return (n < 0) ? -1 : 0;
@@ -341,9 +339,9 @@ static int progress(xrank_t *x, size_t size, uint64_t *idle)
     return 0;
 }
 
-/* A packet of LEN bytes to @a peer in the running call (of SIZE bytes a
- * message), into wr and sge; posted by send_post, alone or chained */
-static int send_prep(xrank_t *x, int peer, size_t size, size_t len,
+/* A packet of LEN bytes to @a peer in the running call, into wr and sge;
+ * posted by send_post, alone or chained */
+static int send_prep(xrank_t *x, int peer, size_t len,
                      struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
     unsigned q      = qp_of(x, peer);
@@ -354,7 +352,7 @@ static int send_prep(xrank_t *x, int peer, size_t size, size_t len,
     /* room for a chain of MAX_NP besides what is posted: the posted sends
      * then hold a signaled one, whose completion makes more room */
     while (x->inflight[q] >= SQ_DEPTH - MAX_NP) {
-        if (progress(x, size, &idle))
+        if (progress(x, &idle))
             return -1;
     }
     /* a buffer is written again only after SQ_DEPTH later sends: by then
@@ -392,11 +390,11 @@ static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
 
 /* Call number x->call: its sends, then its receives. With -P (one UD QP)
  * the packets go as chains of up to MAX_NP sends, otherwise one post each */
-static int one_call(xrank_t *x, int call, size_t size)
+static int one_call(xrank_t *x, int call)
 {
     int                np    = x->o->np, next = (x->rank + 1) % np, i, peers;
     int                chain = x->o->chain && (x->nqp == 1), peer;
-    unsigned           n     = msg_pkts(x, size), k, nwr = 0;
+    unsigned           k, nwr = 0;
     uint64_t           idle  = 0;
     struct ibv_send_wr wr[MAX_NP];
     struct ibv_sge     sge[MAX_NP];
@@ -405,8 +403,8 @@ static int one_call(xrank_t *x, int call, size_t size)
     x->expect_from = (call == X_SENDRECV) ? (x->rank + np - 1) % np : -1;
     for (i = 1; i <= peers; i++) {   /* rank+1 first, as a pairwise order */
         peer = (x->rank + i) % np;
-        for (k = 0; k < n; k++) {
-            if (send_prep(x, peer, size, pkt_len(x, size, k), &wr[nwr],
+        for (k = 0; k < x->npkt; k++) {
+            if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long), &wr[nwr],
                           &sge[nwr]))
                 return -1;
             if (!chain) {
@@ -423,8 +421,8 @@ static int one_call(xrank_t *x, int call, size_t size)
     }
     if ((nwr > 0) && send_post(x, next, &wr[0]))
         return -1;
-    while ((int)x->got[x->call % WIN] < peers * (int)n) {
-        if (progress(x, size, &idle))
+    while ((int)x->got[x->call % WIN] < peers * (int)x->npkt) {
+        if (progress(x, &idle))
             return -1;
     }
     x->got[x->call % WIN] = 0;
@@ -447,15 +445,16 @@ static int rank_main(xrank_t *x, double *samples)
             /* a size's calls must not meet the last size's messages */
             if (barrier(x))
                 return -1;
+            set_size(x, o->sizes[s]);
             for (i = 0; i < o->warmup; i++) {
-                if (one_call(x, o->calls[c], o->sizes[s]))
+                if (one_call(x, o->calls[c]))
                     return -1;
             }
             if (barrier(x))   /* the timed calls start together */
                 return -1;
             for (i = 0; i < o->iters; i++) {
                 t0 = now_sec();
-                if (one_call(x, o->calls[c], o->sizes[s]))
+                if (one_call(x, o->calls[c]))
                     return -1;
                 samples[(k * o->np + x->rank) * o->iters + i] =
                     (now_sec() - t0) * 1e6;
