@@ -16,22 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "probe_time.h"
+
 #define ROUNDS 5
-
-static double now_sec(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double*)a, y = *(const double*)b;
-
-    return (x > y) - (x < y);
-}
 
 int main(void)
 {
@@ -54,15 +41,15 @@ int main(void)
         size = sizes[i];
         n    = (long)(64 * 1024 * 1024 / size);  /* 64 MB a round */
         for (r = 0; r < ROUNDS; ++r) {
-            double t0 = now_sec();
+            double t0 = probe_now_sec();
             for (k = 0; k < n; ++k) {
                 /* a moving destination, so the copy cannot be elided */
                 memcpy(dst + (k & 63) * 64, src, size);
                 __asm__ volatile("" : : "r"(dst) : "memory");
             }
-            t[r] = (now_sec() - t0) / n;
+            t[r] = (probe_now_sec() - t0) / n;
         }
-        qsort(t, ROUNDS, sizeof(t[0]), cmp_double);
+        qsort(t, ROUNDS, sizeof(t[0]), probe_cmp_double);
         printf("%8zu %12.2f %10.0f\n", size, t[ROUNDS / 2] * 1e6,
                size / t[ROUNDS / 2] / 1e6);
     }

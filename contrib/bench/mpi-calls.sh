@@ -36,8 +36,11 @@
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
 # IMB's 6 minutes a transport).
 #
-# Each repetition also measures the device with plain verbs: srqud_rawperf's
-# UD and RC ping-pong (median half round trip), and at each rank count
+# Each repetition also measures the machine and the device alone. The
+# machine: cpu_pauses (contrib/bench/cpu_pauses.c) times as many units of
+# 100 us of computation as the ranks time calls; a unit above 10x its
+# median is a pause no transport causes. The device, with plain verbs:
+# srqud_rawperf's UD and RC ping-pong (median half round trip), and at each rank count
 # srqud_rawexch's Sendrecv and Alltoall over UD and over RC QPs, each
 # message with a transport's header (a 4 KB one is two UD packets; every call
 # timed, the ranks yielding the core when they exceed it, as Open MPI's
@@ -56,8 +59,11 @@
 # and ud_verbs and to the UD bound; CSV of every repetition in
 # $SRQUD_BUILD/bench/mpi-calls/calls.csv, the medians in summary.csv, the
 # table in table.txt, PNGs of the averages and p99 at 8 B against the rank
-# count, per call. The first lines say the load and whether the ranks
-# exceed the cores. Exit status 1 if a run failed or a byte arrived wrong.
+# count, per call; per rank count the calls above 10x their median per
+# 10,000 timed calls, each variant's beside the device exchanges' and the
+# CPU's alone (contrib/bench/mpi_calls_table.py makes the tables from a
+# calls.csv). The first lines say the load and whether the ranks exceed
+# the cores. Exit status 1 if a run failed or a byte arrived wrong.
 #
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -75,6 +81,7 @@ NAME=mpi-calls
 bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME" "$@"
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
+PAUSES=$RESULTS/cpu_pauses
 # the raw exchange's header per message: UCP's tag (8 B) and at least as
 # much of a transport's own, so that a 4 KB MPI message is two UD packets
 # there as for srqud and ud_verbs (4 KB MTU)
@@ -93,6 +100,7 @@ for m in $MPIS; do
         $cc -O2 -Wall -o "$OUT/mpi_calls.$m" "$SRC" || exit 1
     fi
 done
+make -s -C "$ROOT/contrib/bench" B="$RESULTS" "$PAUSES" >/dev/null || exit 1
 if [ "$IMB" != 0 ]; then
     IMBDIR=$("$ROOT/contrib/bench/build-imb.sh" | tail -n 1) || exit 1
     # IMB's sizes: a file of lengths, one per line
@@ -108,7 +116,7 @@ done
 # and srqud_rawexch's exchanges at each rank count (calls ud_sendrecv,
 # rc_alltoall, ...: the same columns as mpi_calls)
 device() {
-    local rep=$1 t np out iters yield
+    local rep=$1 t np out iters spin yield
     for t in ud_lat rc_lat; do
         if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
             echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
@@ -122,12 +130,24 @@ device() {
             echo "srqud_rawexch runs at most 16 ranks: no UD bound at $np" >&2
             continue
         fi
-        iters=$ITERS yield=-Y
-        [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER yield=
+        # srqud_rawexch -Y spins, cpu_pauses -Y yields: as the ranks do
+        iters=$ITERS spin=-Y yield=
+        [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER spin='' yield=-Y
+        # the machine's own pauses: as many units of 100 us of computation
+        # as the ranks time calls; a row "cpu", size 100, the median as
+        # the average
+        # shellcheck disable=SC2086 # yield: no word or one
+        if ! out=$(timeout 900 "$PAUSES" -p "$np" -n "$iters" -w 100 $yield 2>&1); then
+            echo "cpu_pauses -p $np: failed: $(echo "$out" | tail -n 2)" >&2
+            return 1
+        fi
+        echo "$out" | awk -v p="$rep,raw,$np,device,cpu,100" \
+            '$1 == "all" { printf "%s,%s,%s,%s,%s,%s,%s\n", p, $3, $3, $4, $5, $6, $7 }' \
+            >> "$CSV"
         for t in ud rc; do
-            # shellcheck disable=SC2086 # yield: no word or one
+            # shellcheck disable=SC2086 # spin: no word or one
             if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
-                       -H "$EXCH_HDR" -n "$iters" $yield -T 800 2>&1); then
+                       -H "$EXCH_HDR" -n "$iters" $spin -T 800 2>&1); then
                 echo "srqud_rawexch -t $t -N $np: failed: $(echo "$out" | tail -n 2)" >&2
                 return 1
             fi
@@ -229,131 +249,8 @@ for rep in $(seq "$REPS"); do
     echo "== repetition $rep of $REPS done, $(( (SECONDS - t0) / 60 )) min" >&2
 done
 
-/usr/bin/python3 - "$CSV" "$OUT/summary.csv" <<'PY' | tee "$OUT/table.txt"
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-order = ['pingpong', 'sendrecv', 'alltoall', 'allgather', 'allreduce', 'bcast',
-         'burst']
-order += ['imb_' + c for c in order]   # IMB-MPI1's t_avg (-I)
-dev = {}    # rep -> the ping-pongs' median half round trips
-exch = {}   # (rep, np, 'ud_sendrecv', size) -> (average, p99)
-for r in rows:
-    if r['variant'] == 'device' and r['call'].endswith('_lat'):
-        dev.setdefault(r['rep'], {})[r['call']] = float(r['p50_us'])
-    elif r['variant'] == 'device':
-        exch[(r['rep'], int(r['np']), r['call'], int(r['size']))] = \
-            (float(r['avg_us']), float(r['p99_us']))
-rows = [r for r in rows if r['variant'] != 'device']
-vs = list(dict.fromkeys(r['variant'] for r in rows))
-cell = {}
-for r in rows:
-    k = (r['mpi'], int(r['np']), r['call'], int(r['size']), r['variant'])
-    cell.setdefault(k, []).append(r)
-# the device's UD/RC ratio of each repetition (ping-pong)
-ratio_of = {rep: d['ud_lat'] / d['rc_lat'] for rep, d in dev.items()
-            if d.get('ud_lat') and d.get('rc_lat')}
-def dev_ratio(np_, call, size):
-    """UD/RC of the device in the pattern a call goes in steps of: the
-    ratio of the medians over the repetitions (one repetition's is noisy:
-    at 2 ranks Sendrecv and Alltoall are the same exchange)"""
-    kind = 'alltoall' if call.endswith('alltoall') else 'sendrecv'
-    u = [v[0] for k, v in exch.items() if k[1:] == (np_, 'ud_' + kind, size)]
-    c = [v[0] for k, v in exch.items() if k[1:] == (np_, 'rc_' + kind, size)]
-    if call.endswith('pingpong') or not u or not c:
-        u = [d['ud_lat'] for d in dev.values() if 'ud_lat' in d]
-        c = [d['rc_lat'] for d in dev.values() if 'rc_lat' in d]
-    return statistics.median(u) / statistics.median(c) if u and c else None
-def med(k, col):
-    xs = [float(r[col]) for r in cell.get(k, [])]
-    return (statistics.median(xs), min(xs), max(xs)) if xs else None
-def bound(k, col):
-    m, q = med(k, col), dev_ratio(k[1], k[2], k[3])
-    return (m[0] * q,) if m and q else None
-def fmt(m):
-    return '%8.1f (%.0f-%.0f)' % m if m else '%8s' % '-'
-def ratio(a, b):
-    return '%7.2f' % (a[0] / b[0]) if a and b and b[0] else '%7s' % '-'
-if dev:
-    for t in ('ud_lat', 'rc_lat'):
-        xs = [d[t] for d in dev.values() if t in d]
-        print('device %s 8 B (srqud_rawperf, median half round trip): '
-              '%.2f us (%.2f-%.2f)' % (t, statistics.median(xs), min(xs), max(xs)))
-    xs = list(ratio_of.values())
-    print('device UD/RC: %.2f (%.2f-%.2f); the UD bound of the ping-pong is '
-          'rc_verbs x the ratio of the medians' %
-          (statistics.median(xs), min(xs), max(xs)))
-if exch:
-    print('\ndevice exchanges (srqud_rawexch, plain verbs), us per call, '
-          'median of repetitions (range); UD/RC of the medians: the UD '
-          'bound of a call (average and p99) is rc_verbs x this ratio')
-    print('%5s %-9s %6s %22s %22s %7s' % ('ranks', 'call', 'size',
-          'UD average', 'RC average', 'UD/RC'))
-    for np_, kind, size in sorted({(k[1], k[2][3:], k[3]) for k in exch}):
-        got = [(exch.get((rep, np_, 'ud_' + kind, size)),
-                exch.get((rep, np_, 'rc_' + kind, size)))
-               for rep in sorted({k[0] for k in exch})]
-        got = [(u, c) for u, c in got if u and c]
-        if not got:
-            continue
-        m = lambda xs: (statistics.median(xs), min(xs), max(xs))
-        print('%5d %-9s %6d %22s %22s %7.2f' % (
-            np_, kind, size, fmt(m([u[0] for u, c in got])),
-            fmt(m([c[0] for u, c in got])), dev_ratio(np_, kind, size)))
-out = csv.writer(open(sys.argv[2], 'w', newline=''))
-out.writerow(['mpi', 'np', 'variant', 'call', 'size', 'avg_us', 'avg_lo',
-              'avg_hi', 'p99_us', 'p99_lo', 'p99_hi', 'reps'])
-for mpi in dict.fromkeys(r['mpi'] for r in rows):
-    for np_ in sorted({int(r['np']) for r in rows if r['mpi'] == mpi}):
-        keys = sorted({(r['call'], int(r['size'])) for r in rows
-                       if r['mpi'] == mpi and int(r['np']) == np_},
-                      key=lambda k: (order.index(k[0]), k[1]))
-        for call, size in keys:
-            for v in vs:
-                k = (mpi, np_, call, size, v)
-                a = med(k, 'avg_us')
-                p = med(k, 'p99_us') if a and cell[k][0]['p99_us'] else None
-                if a:
-                    out.writerow([mpi, np_, v, call, size] +
-                                 ['%.2f' % x for x in a] +
-                                 (['%.2f' % x for x in p] if p else [''] * 3) +
-                                 [len(cell[k])])
-        for col, what in (('avg_us', 'average'), ('p99_us', 'p99')):
-            print('\n%s, %d ranks, %s per call, us (median of repetitions, '
-                  'their range)' % (mpi, np_, what))
-            print('%-10s %6s' % ('call', 'size') +
-                  ''.join('%22s' % v for v in vs) +
-                  '  srqud/rc srqud/ud srqud/bound')
-            goal = [0, 0, 0]   # cells, within the goal, at or under ud_verbs
-            for call, size in keys:
-                if call.startswith('imb_') and col != 'avg_us':
-                    continue   # IMB: averages only
-                ms = {v: med((mpi, np_, call, size, v), col) for v in vs}
-                b = bound((mpi, np_, call, size, 'rc_verbs'), col)
-                print('%-10s %6d' % (call, size) +
-                      ''.join('%22s' % fmt(ms[v]) for v in vs) + '  ' +
-                      ratio(ms.get('srqud'), ms.get('rc_verbs')) + '  ' +
-                      ratio(ms.get('srqud'), ms.get('ud_verbs')) + '  ' +
-                      ratio(ms.get('srqud'), b))
-                s, r, u = ms.get('srqud'), ms.get('rc_verbs'), ms.get('ud_verbs')
-                if s and r and not call.startswith('imb_'):
-                    goal[0] += 1
-                    goal[1] += (s[0] <= 1.2 * r[0]) or bool(b and s[0] <= 1.1 * b[0])
-                    goal[2] += bool(u and s[0] <= u[0])
-            if goal[0]:
-                print('srqud within 1.2x rc_verbs or 1.1x the UD bound: %d of %d; '
-                      'at or under ud_verbs: %d of %d' %
-                      (goal[1], goal[0], goal[2], goal[0]))
-        slow = {}
-        for r in rows:
-            if r['mpi'] == mpi and int(r['np']) == np_ and r['slow10x']:
-                s = slow.setdefault(r['variant'], [0, 0, 0.0, 0])
-                s[0] += int(r['slow10x']); s[1] += int(r['over1ms'])
-                s[2] = max(s[2], float(r['max_us'])); s[3] += 1
-        print('calls above 10x their median / above 1 ms / slowest (us), all '
-              'sizes and repetitions: ' +
-              ', '.join('%s %d / %d / %.0f' % (v, *slow[v][:3])
-                        for v in vs if v in slow))
-PY
+"$ROOT/contrib/bench/mpi_calls_table.py" "$CSV" "$OUT/summary.csv" --iters "$ITERS" \
+    --iters-over "$ITERS_OVER" --cores "$(nproc)" | tee "$OUT/table.txt"
 # the plots: mpi_calls' own rows (IMB gives no p99)
 awk -F, 'NR == 1 || $4 !~ /^imb_/' "$OUT/summary.csv" > "$OUT/summary-calls.csv"
 for m in $MPIS; do
