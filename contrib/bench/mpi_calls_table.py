@@ -3,7 +3,9 @@
 rank count, each variant's median over the repetitions of the average and
 of the p99 per call and size (their range in brackets), srqud's ratios to
 rc_verbs, ud_verbs and the UD bound, how many cells meet issue 38's goal,
-and the calls above 10x their median per 10,000 calls beside the floor the
+srqud's ratios within each repetition (the transports ran back to back
+there: a better estimate than a ratio of medians over repetitions), and
+the calls above 10x their median per 10,000 calls beside the floor the
 machine sets: the device's own exchanges (srqud_rawexch, plain verbs) and
 the CPU alone (cpu_pauses). Writes the medians to SUMMARY.
 
@@ -115,6 +117,28 @@ def fmt_slow(name, s):
             name, s[0] * 1e4 / s[3], s[0], s[3], s[1], s[2])
     return '%s %d / %d / %.0f' % (name, *s[:3])
 
+def print_paired(mpi, np_):
+    """srqud over each other transport within each repetition (they ran
+    back to back there, so a slow phase of the machine falls on both),
+    the median of the cells' averages per repetition"""
+    parts = []
+    for other in ('ud_verbs', 'rc_verbs'):
+        per = []
+        for rep in sorted({r['rep'] for r in rows}, key=int):
+            xs = [float(a['avg_us']) / float(b['avg_us'])
+                  for (m, n, c, z, v), ra in cell.items()
+                  if (m, n, v) == (mpi, np_, 'srqud') and not c.startswith('imb_')
+                  for a in ra if a['rep'] == rep
+                  for b in cell.get((m, n, c, z, other), [])
+                  if b['rep'] == rep and float(b['avg_us']) > 0]
+            if xs:
+                per.append('%.2f' % statistics.median(xs))
+        if per:
+            parts.append('/ %s %s' % (other, ' '.join(per)))
+    if parts:
+        print('srqud within each repetition, average, median of the cells: ' +
+              '; '.join(parts))
+
 def print_slow(mpi, np_, vs):
     """the slow calls of each variant, then those of the machine's floor"""
     at = [r for r in allrows if int(r['np']) == np_ and r['slow10x']]
@@ -177,4 +201,5 @@ for mpi in dict.fromkeys(r['mpi'] for r in rows):
                 print('srqud within 1.2x rc_verbs or 1.1x the UD bound: %d of %d; '
                       'at or under ud_verbs: %d of %d' %
                       (goal[1], goal[0], goal[2], goal[0]))
+        print_paired(mpi, np_)
         print_slow(mpi, np_, vs)
