@@ -214,7 +214,7 @@ TEST_F(srqud_am, pending_queue_and_flush_completion)
 
 /* Batches from the third send since a progress call (TX_BATCH_AFTER 2,
  * not the default 8) that hold however slowly the test sends: no send
- * finds its batch older than UCX_SRQUD_TX_BATCH_WAIT (20us;
+ * finds its batch older than UCX_SRQUD_TX_BATCH_WAIT (5us;
  * a_send_after_batch_wait_rings_the_batch below tests it), so the counts
  * do not depend on how the machine schedules the test */
 class srqud_am_batched : public srqud_am {
