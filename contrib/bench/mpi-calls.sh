@@ -40,11 +40,11 @@
 # machine: cpu_pauses (contrib/bench/cpu_pauses.c) times as many units of
 # 100 us of computation as the ranks time calls; a unit above 10x its
 # median is a pause no transport causes. The device, with plain verbs:
-# srqud_rawperf's UD and RC ping-pong (median half round trip), and at each rank count
-# srqud_rawexch's Sendrecv and Alltoall over UD and over RC QPs, each
-# message with a transport's header (a 4 KB one is two UD packets; every call
-# timed, the ranks yielding the core when they exceed it, as Open MPI's
-# do; spinning otherwise). Their ratio is what UD itself costs over RC on
+# srqud_rawperf's UD and RC ping-pong (median half round trip), and at
+# each rank count srqud_rawexch's Sendrecv and Alltoall over UD and over
+# RC QPs, each message with a transport's header (a 4 KB one is two UD
+# packets; every call timed, the ranks yielding the core when they exceed
+# it, as Open MPI's do; spinning otherwise). Their ratio is what UD itself costs over RC on
 # this device; srqud cannot be faster than that allows. The "UD bound" of
 # a call is rc_verbs' time in the same repetition times the ratio of its
 # rank count and size: Alltoall's for Alltoall, Sendrecv's for the calls
