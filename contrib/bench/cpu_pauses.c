@@ -2,14 +2,14 @@
  * Copyright (c) srqud developers. See COPYING for license information.
  *
  * cpu_pauses: how often the machine itself stops a process. PROCS
- * processes (default: one per core) each time CALLS units of the same
+ * processes (default: one per core) each time UNITS units of the same
  * computation, WORK_US long, with no system call and no I/O between them;
  * a unit that takes 10x its median was stopped by something outside the
  * process (the scheduler, an interrupt, an emulator's host). That rate is
  * the floor under "no call above 10x its median" for any transport on
  * this machine (contrib/bench/mpi-calls.sh):
  *
- *   contrib/softroce/vm-run -- build/bench/cpu_pauses [-p PROCS] [-n CALLS]
+ *   contrib/softroce/vm-run -- build/bench/cpu_pauses [-p PROCS] [-n UNITS]
  *                                                      [-w WORK_US] [-Y]
  *
  * -Y yields the core after every unit, as MPI ranks do that wait while
@@ -119,7 +119,7 @@ static int child(int id, unsigned long n, unsigned long k, int yield, int fd)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: cpu_pauses [-p PROCS] [-n CALLS] [-w WORK_US] [-Y]\n");
+    fprintf(stderr, "usage: cpu_pauses [-p PROCS] [-n UNITS] [-w WORK_US] [-Y]\n");
 }
 
 int main(int argc, char **argv)
