@@ -174,7 +174,7 @@ int main(int argc, char **argv)
             rc = 1;
             break;
         }
-        all.median   = (i == 0) ? p.median : all.median + p.median;
+        all.median  += p.median;
         all.p99      = (p.p99 > all.p99) ? p.p99 : all.p99;
         all.max      = (p.max > all.max) ? p.max : all.max;
         all.slow10x += p.slow10x;

@@ -93,9 +93,15 @@ if exch:
         print('%5d %-9s %6d %22s %22s %7.2f' % (
             np_, kind, size, fmt(m([u[0] for u, c in got])),
             fmt(m([c[0] for u, c in got])), dev_ratio(np_, kind, size)))
+# the calls each row timed are known only with the run's -n, -N and cores
+KNOWN = bool(args.iters and args.iters_over and args.cores)
+# (mpi, np, call, size, variant, rep) -> that repetition's average
+avg_of = {(r['mpi'], int(r['np']), r['call'], int(r['size']), r['variant'],
+           r['rep']): float(r['avg_us']) for r in rows}
+
 def timed(np_, call):
     """the calls a row of CALL at NP ranks timed, or None if not known"""
-    if not (args.iters and args.iters_over and args.cores):
+    if not KNOWN:
         return None
     n = args.iters_over if np_ > args.cores else args.iters
     return n if call == 'pingpong' else n * np_
@@ -125,12 +131,11 @@ def print_paired(mpi, np_):
     for other in ('ud_verbs', 'rc_verbs'):
         per = []
         for rep in sorted({r['rep'] for r in rows}, key=int):
-            xs = [float(a['avg_us']) / float(b['avg_us'])
-                  for (m, n, c, z, v), ra in cell.items()
-                  if (m, n, v) == (mpi, np_, 'srqud') and not c.startswith('imb_')
-                  for a in ra if a['rep'] == rep
-                  for b in cell.get((m, n, c, z, other), [])
-                  if b['rep'] == rep and float(b['avg_us']) > 0]
+            xs = [a / avg_of[(m, n, c, z, other, rp)]
+                  for (m, n, c, z, v, rp), a in avg_of.items()
+                  if (m, n, v, rp) == (mpi, np_, 'srqud', rep) and
+                  not c.startswith('imb_') and
+                  avg_of.get((m, n, c, z, other, rp), 0) > 0]
             if xs:
                 per.append('%.2f' % statistics.median(xs))
         if per:
@@ -152,7 +157,7 @@ def print_slow(mpi, np_, vs):
         rs = [r for r in dev if sel(r['call'])]
         if rs:
             parts.append(fmt_slow(what, slow_of(rs)))
-    per = ' per 10,000 timed calls' if timed(np_, 'x') else ''
+    per = ' per 10,000 timed calls' if KNOWN else ''
     print('calls above 10x their median%s, all sizes and repetitions%s: ' %
           (per, '' if per else ' (count / above 1 ms / slowest us)') +
           ', '.join(parts))
