@@ -89,6 +89,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long tx_idle_steps;      /* of those, steps whose sends
                                          batched into an idle queue
                                          (TX_BATCH_IDLE) */
+    unsigned long timer_sets;         /* the watchdog set (a system call):
+                                         by progress once a tick, and for
+                                         send batches (TX_HOLD) */
     /* bounds on what peers can make this interface hold (threat model in
      * docs/design.md) */
     unsigned long passive_reaped;     /* idle passive eps freed to make room

@@ -40,5 +40,6 @@ void uct_srqud_watchdog_set(uct_srqud_iface_t *iface, ucs_time_t first,
         ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
                  iface->md->name);
     }
+    ++iface->stats.timer_sets;
     iface->async.wd_armed = now;
 }
