@@ -97,7 +97,7 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "thread's wakeup). A sender that goes on sending without progress for\n"
      "longer (a broadcast's root) rings its batches itself, and the timer\n"
      "then wakes the thread for nothing once every TX_HOLD: with 200us a\n"
-     "2-rank broadcast on Soft-RoCE took 1.2-1.45x the time of 1ms and its\n"
+     "2-rank broadcast on Soft-RoCE took 1.15-1.45x the time of 1ms and its\n"
      "99th percentile 1.3-1.7x. Without an async thread (UCX's poll and\n"
      "signal modes) one to two ASYNC_TICKs. At most ASYNC_TICK.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_hold), UCS_CONFIG_TYPE_TIME},
