@@ -44,14 +44,15 @@
 # each rank count srqud_rawexch's Sendrecv and Alltoall over UD and over
 # RC QPs, each message with a transport's header (a 4 KB one is two UD
 # packets; every call timed, the ranks yielding the core when they exceed
-# it, as Open MPI's do; spinning otherwise). Their ratio is what UD itself costs over RC on
-# this device; srqud cannot be faster than that allows. The "UD bound" of
-# a call is rc_verbs' time in the same repetition times the ratio of its
-# rank count and size: Alltoall's for Alltoall, Sendrecv's for the calls
-# that go in steps of one message to and from one peer (Sendrecv,
-# Allgather, Allreduce, Bcast), the ping-pong's for the ping-pong: the
-# ratio of the medians over the repetitions of the devices' averages,
-# for the average and the p99 alike (the p99 of one exchange is noisy).
+# it, as Open MPI's do; spinning otherwise). Their ratio is what UD
+# itself costs over RC on this device; srqud cannot be faster than that
+# allows. The "UD bound" of a call is rc_verbs' time in the same
+# repetition times the ratio of its rank count and size: Alltoall's for
+# Alltoall, Sendrecv's for the calls that go in steps of one message to
+# and from one peer (Sendrecv, Allgather, Allreduce, Bcast), the
+# ping-pong's for the ping-pong: the ratio of the medians over the
+# repetitions of the devices' averages, for the average and the p99
+# alike (the p99 of one exchange is noisy).
 #
 # Output: a table per MPI and rank count with, per call and size, each
 # variant's median over the repetitions of the average and of the p99 (the

@@ -98,6 +98,7 @@ KNOWN = bool(args.iters and args.iters_over and args.cores)
 # (mpi, np, call, size, variant, rep) -> that repetition's average
 avg_of = {(r['mpi'], int(r['np']), r['call'], int(r['size']), r['variant'],
            r['rep']): float(r['avg_us']) for r in rows}
+REPS = sorted({r['rep'] for r in rows}, key=int)
 
 def timed(np_, call):
     """the calls a row of CALL at NP ranks timed, or None if not known"""
@@ -130,7 +131,7 @@ def print_paired(mpi, np_):
     parts = []
     for other in ('ud_verbs', 'rc_verbs'):
         per = []
-        for rep in sorted({r['rep'] for r in rows}, key=int):
+        for rep in REPS:
             xs = [a / avg_of[(m, n, c, z, other, rp)]
                   for (m, n, c, z, v, rp), a in avg_of.items()
                   if (m, n, v, rp) == (mpi, np_, 'srqud', rep) and
