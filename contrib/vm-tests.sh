@@ -122,10 +122,12 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # The SRQ watermark measured on the device (Fig. 6 of Sur et al.)
     run srqud_watermark_tool sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_watermark' -n 50 | tee /dev/stderr | grep -q '^recommended UCX_SRQUD_SRQ_LIMIT=[1-9]'"
     # The device's own MPI exchanges (the UD bound of contrib/bench's MPI
-    # calls): every packet checked for its call, sender and length, 2 calls
-    # x 2 sizes reported, over UD (4 KB with a header: two packets) and RC
+    # calls): every packet checked for its call, sender and length, 3 calls
+    # x 2 sizes reported, over UD (4 KB with a header: two packets) and RC;
+    # 4 ranks, so that the Bcast tree has a rank that forwards, and 300
+    # calls, so that each child returns its credits (every 16) many times
     for t in ud rc; do
-        run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 3 -n 100 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -c '^[a-z]* [0-9]* [0-9.]* ' | grep -qx 4"
+        run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -c '^[a-z]* [0-9]* [0-9.]* ' | grep -qx 6"
     done
     # MPI over srqud: Open MPI (pml ucx) and MPICH (ch4:ucx), 2 and 8 ranks;
     # each run is listed after the result

@@ -41,18 +41,19 @@
 # 100 us of computation as the ranks time calls; a unit above 10x its
 # median is a pause no transport causes. The device, with plain verbs:
 # srqud_rawperf's UD and RC ping-pong (median half round trip), and at
-# each rank count srqud_rawexch's Sendrecv and Alltoall over UD and over
-# RC QPs, each message with a transport's header (a 4 KB one is two UD
-# packets; every call timed, the ranks yielding the core when they exceed
-# it, as Open MPI's do; spinning otherwise). Their ratio is what UD
-# itself costs over RC on this device; srqud cannot be faster than that
-# allows. The "UD bound" of a call is rc_verbs' time in the same
+# each rank count srqud_rawexch's Sendrecv, Alltoall and Bcast over UD
+# and over RC QPs, each message with a transport's header (a 4 KB one is
+# two UD packets; every call timed, the ranks yielding the core when they
+# exceed it, as Open MPI's do; spinning otherwise). Their ratio is what
+# UD itself costs over RC on this device; srqud cannot be faster than
+# that allows. The "UD bound" of a call is rc_verbs' time in the same
 # repetition times the ratio of its rank count and size: Alltoall's for
-# Alltoall, Sendrecv's for the calls that go in steps of one message to
-# and from one peer (Sendrecv, Allgather, Allreduce, Bcast), the
-# ping-pong's for the ping-pong: the ratio of the medians over the
-# repetitions of the devices' averages, for the average and the p99
-# alike (the p99 of one exchange is noisy).
+# Alltoall, Bcast's (a binary tree, Open MPI's at 4 and 8 ranks; MPICH's
+# binomial tree has the same shape up to 4) for Bcast, Sendrecv's for the
+# calls that go in steps of one message to and from one peer (Sendrecv,
+# Allgather, Allreduce), the ping-pong's for the ping-pong: the ratio of
+# the medians over the repetitions of the devices' averages, for the
+# average and the p99 alike (the p99 of one exchange is noisy).
 #
 # Output: a table per MPI and rank count with, per call and size, each
 # variant's median over the repetitions of the average and of the p99 (the
@@ -148,7 +149,8 @@ device() {
         for t in ud rc; do
             # shellcheck disable=SC2086 # spin: no word or one
             if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
-                       -H "$EXCH_HDR" -n "$iters" $spin -T 800 2>&1); then
+                       -c sendrecv,alltoall,bcast -H "$EXCH_HDR" \
+                       -n "$iters" $spin -T 800 2>&1); then
                 echo "srqud_rawexch -t $t -N $np: failed: $(echo "$out" | tail -n 2)" >&2
                 return 1
             fi

@@ -49,8 +49,13 @@ ratio_of = {rep: d['ud_lat'] / d['rc_lat'] for rep, d in dev.items()
 def dev_ratio(np_, call, size):
     """UD/RC of the device in the pattern a call goes in steps of: the
     ratio of the medians over the repetitions (one repetition's is noisy:
-    at 2 ranks Sendrecv and Alltoall are the same exchange)"""
+    at 2 ranks Sendrecv and Alltoall are the same exchange). Bcast has
+    its own tree since srqud_rawexch runs one; runs before take
+    Sendrecv's"""
     kind = 'alltoall' if call.endswith('alltoall') else 'sendrecv'
+    if call.endswith('bcast') and any(k[1:] == (np_, 'ud_bcast', size)
+                                      for k in exch):
+        kind = 'bcast'
     u = [v[0] for k, v in exch.items() if k[1:] == (np_, 'ud_' + kind, size)]
     c = [v[0] for k, v in exch.items() if k[1:] == (np_, 'rc_' + kind, size)]
     if call.endswith('pingpong') or not u or not c:

@@ -14,6 +14,14 @@
  *
  *   sendrecv   each rank sends to rank+1 and receives from rank-1
  *   alltoall   each rank sends to every other rank and receives from each
+ *   bcast      rank 0's message down a binary tree (rank r's children are
+ *              2r+1 and 2r+2): the tree Open MPI's tuned Bcast takes for
+ *              small messages at 4 to 15 ranks. A parent runs at most
+ *              FC_WIN calls ahead of a child, which returns a credit every
+ *              FC_EVERY calls: in a loop of Bcasts nothing else stops the
+ *              root, and a UD receive with no buffer is a lost packet (a
+ *              transport's window, here one 8-byte message per FC_EVERY
+ *              calls, over UD and RC alike)
  *
  *   -t ud      one UD QP per rank and an address handle per peer
  *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
@@ -47,14 +55,18 @@
 #include <sys/mman.h>
 
 #define MAX_NP     16
-#define WIN        32           /* calls a message may run ahead: > MAX_NP */
+#define WIN        128          /* calls a message may run ahead: > MAX_NP,
+                                   > FC_WIN */
+#define FC_WIN     64           /* bcast: calls a parent may run ahead */
+#define FC_EVERY   16           /* bcast: calls a child credits at once */
+#define CREDIT     0x80000000u  /* in a header's sender: a credit */
 #define SQ_DEPTH   128
 #define SIG_EVERY  16
 #define MAX_SIZE   (64u << 10)
-#define MAX_CALLS  2
+#define MAX_CALLS  3
 
-enum { X_SENDRECV, X_ALLTOALL };
-static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall"};
+enum { X_SENDRECV, X_ALLTOALL, X_BCAST };
+static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall", "bcast"};
 
 typedef struct {
     int      rc, qp_per_peer, chain, np, yield, ncalls, nsizes, calls[MAX_CALLS];
@@ -88,6 +100,9 @@ typedef struct {
     unsigned       nqp, slots, max_inline;
     uint64_t       posted[MAX_NP], unsig[MAX_NP], inflight[MAX_NP];
     uint32_t       got[WIN];
+    uint64_t       sent[MAX_NP];      /* bcast: calls sent to a child */
+    uint64_t       credit[MAX_NP];    /* bcast: calls a child received */
+    uint64_t       from_parent;       /* bcast: calls received */
     uint64_t       call;              /* the running call's number */
     int            expect_from;       /* sendrecv: rank-1; -1: anyone */
 } xrank_t;
@@ -184,9 +199,10 @@ static int setup(xrank_t *x)
     x->hdr      = o->rc ? 0 : GRH_LEN;
     x->stride   = (pkt + 63) & ~(size_t)63;
     x->slot_len = x->hdr + pkt;
-    /* a sendrecv message runs at most np calls ahead, an alltoall one 1;
-     * each of their packets takes a slot */
-    x->slots    = (4 * o->np * 2 + 64) * x->npkt;
+    /* a sendrecv message runs at most np calls ahead, an alltoall one 1,
+     * a bcast one FC_WIN; each of their packets takes a slot, and a
+     * bcast's credits from two children one each */
+    x->slots    = (8 * o->np + FC_WIN + 16) * x->npkt;
     len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
     if (posix_memalign((void**)&x->buf, 4096, len))
         return fail("posix_memalign", ENOMEM);
@@ -280,8 +296,26 @@ static void teardown(xrank_t *x)
     res_close(&x->r);
 }
 
+/* A child's credit: the calls it has received from us (hdr[0], modulo
+ * 2^32), from a child */
+static int on_credit(xrank_t *x, const uint32_t *hdr, uint32_t len)
+{
+    uint32_t child = hdr[1] & ~CREDIT, ahead;
+
+    if ((len != sizeof(uint32_t) * 2) || (child >= (uint32_t)x->o->np) ||
+        ((child - 1) / 2 != (uint32_t)x->rank) || (child == 0))
+        return fail_msg("a credit of %u bytes from rank %u", len, child);
+    ahead = (uint32_t)x->sent[child] - hdr[0];   /* sent, not credited */
+    if (ahead > x->sent[child] - x->credit[child])
+        return fail_msg("rank %u credits %u calls, %" PRIu64 " were sent",
+                        child, hdr[0], x->sent[child]);
+    x->credit[child] = x->sent[child] - ahead;
+    return 0;
+}
+
 /* One completion: a send's retires SIG_EVERY sends of its QP; a receive
- * is checked, counted for its call and its buffer posted again */
+ * is checked, counted for its call (or its child's credit) and its buffer
+ * posted again */
 static int on_wc(xrank_t *x, const struct ibv_wc *wc)
 {
     const uint8_t *b;
@@ -294,14 +328,20 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc)
         x->inflight[wc->wr_id] -= SIG_EVERY;
         return 0;
     }
-    if ((wc->wr_id >= x->slots) ||
-        ((wc->byte_len != x->hdr + x->pkt_len) &&
-         ((x->pkt_long == 0) || (wc->byte_len != x->hdr + x->pkt_len + 1))))
-        return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
-                        x->hdr + x->pkt_len);
+    if ((wc->wr_id >= x->slots) || (wc->byte_len < x->hdr + sizeof(hdr)))
+        return fail_msg("receive of %u bytes", wc->byte_len);
     b = x->buf + x->nqp * SQ_DEPTH * x->stride + wc->wr_id * x->slot_len +
         x->hdr;
     memcpy(hdr, b, sizeof(hdr));
+    if (hdr[1] & CREDIT) {
+        if (on_credit(x, hdr, wc->byte_len - (uint32_t)x->hdr))
+            return -1;
+        return rx_post(x, (unsigned)wc->wr_id);
+    }
+    if ((wc->byte_len != x->hdr + x->pkt_len) &&
+        ((x->pkt_long == 0) || (wc->byte_len != x->hdr + x->pkt_len + 1)))
+        return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
+                        x->hdr + x->pkt_len);
     if ((hdr[0] - (uint32_t)x->call >= WIN) || (hdr[1] >= (uint32_t)x->o->np) ||
         ((x->expect_from >= 0) && (hdr[1] != (uint32_t)x->expect_from)))
         return fail_msg("call %" PRIu64 ": a message of call %u from rank %u",
@@ -339,13 +379,14 @@ static int progress(xrank_t *x, uint64_t *idle)
     return 0;
 }
 
-/* A packet of LEN bytes to @a peer in the running call, into wr and sge;
- * posted by send_post, alone or chained */
-static int send_prep(xrank_t *x, int peer, size_t len,
-                     struct ibv_send_wr *wr, struct ibv_sge *sge)
+/* A packet of LEN bytes to @a peer with header H0 H1 (the running call's
+ * number and our rank, or a credit), into wr and sge; posted by
+ * send_post, alone or chained */
+static int send_prep(xrank_t *x, int peer, size_t len, uint32_t h0,
+                     uint32_t h1, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
     unsigned q      = qp_of(x, peer);
-    uint32_t hdr[2] = {(uint32_t)x->call, (uint32_t)x->rank};
+    uint32_t hdr[2] = {h0, h1};
     uint64_t idle   = 0;
     uint8_t  *b;
 
@@ -388,6 +429,57 @@ static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
     return rc ? fail_rc("ibv_post_send", rc) : 0;
 }
 
+/* A message of the running call to @a peer: its packets, one post each */
+static int send_msg(xrank_t *x, int peer)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge     sge;
+    unsigned           k;
+
+    for (k = 0; k < x->npkt; k++) {
+        if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long),
+                      (uint32_t)x->call, (uint32_t)x->rank, &wr, &sge) ||
+            send_post(x, peer, &wr))
+            return -1;
+    }
+    return 0;
+}
+
+/* Bcast call x->call: the parent's message (rank 0 has none), then one to
+ * each child the credits allow; a credit to the parent every FC_EVERY */
+static int one_bcast(xrank_t *x)
+{
+    int                parent = (x->rank - 1) / 2, c;
+    uint64_t           idle   = 0;
+    struct ibv_send_wr wr;
+    struct ibv_sge     sge;
+
+    x->expect_from = (x->rank > 0) ? parent : -1;
+    while ((x->rank > 0) &&
+           ((int)x->got[x->call % WIN] < (int)x->npkt)) {
+        if (progress(x, &idle))
+            return -1;
+    }
+    for (c = 2 * x->rank + 1; (c <= 2 * x->rank + 2) && (c < x->o->np); c++) {
+        while (x->sent[c] - x->credit[c] >= FC_WIN) {
+            if (progress(x, &idle))
+                return -1;
+        }
+        if (send_msg(x, c))
+            return -1;
+        x->sent[c]++;
+    }
+    if ((x->rank > 0) && (++x->from_parent % FC_EVERY == 0) &&
+        (send_prep(x, parent, sizeof(uint32_t) * 2,
+                   (uint32_t)x->from_parent, (uint32_t)x->rank | CREDIT,
+                   &wr, &sge) ||
+         send_post(x, parent, &wr)))
+        return -1;
+    x->got[x->call % WIN] = 0;
+    x->call++;
+    return 0;
+}
+
 /* Call number x->call: its sends, then its receives. With -P (one UD QP)
  * the packets go as chains of up to MAX_NP sends, otherwise one post each */
 static int one_call(xrank_t *x, int call)
@@ -399,19 +491,22 @@ static int one_call(xrank_t *x, int call)
     struct ibv_send_wr wr[MAX_NP];
     struct ibv_sge     sge[MAX_NP];
 
+    if (call == X_BCAST)
+        return one_bcast(x);
     peers          = (call == X_SENDRECV) ? 1 : np - 1;
     x->expect_from = (call == X_SENDRECV) ? (x->rank + np - 1) % np : -1;
     for (i = 1; i <= peers; i++) {   /* rank+1 first, as a pairwise order */
         peer = (x->rank + i) % np;
+        if (!chain) {
+            if (send_msg(x, peer))
+                return -1;
+            continue;
+        }
         for (k = 0; k < x->npkt; k++) {
-            if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long), &wr[nwr],
+            if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long),
+                          (uint32_t)x->call, (uint32_t)x->rank, &wr[nwr],
                           &sge[nwr]))
                 return -1;
-            if (!chain) {
-                if (send_post(x, peer, &wr[nwr]))
-                    return -1;
-                continue;
-            }
             if (nwr > 0)
                 wr[nwr - 1].next = &wr[nwr];
             if ((++nwr == MAX_NP) && send_post(x, peer, &wr[0]))
@@ -496,9 +591,9 @@ static void usage(FILE *f)
 "  -Q           UD: a QP per peer, as RC, instead of one per rank\n"
 "  -P           UD, one QP: a call's packets as one chain (one\n"
 "               ibv_post_send per %d), as a transport batching them would\n"
-"               post\n"
+"               post (sendrecv and alltoall; bcast posts each alone)\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
-"  -c CALLS     sendrecv,alltoall (default both)\n"
+"  -c CALLS     sendrecv,alltoall,bcast (default sendrecv,alltoall)\n"
 "  -s SIZES     bytes per message, comma-separated, k suffix, 8 to 64k\n"
 "               (default 8)\n"
 "  -H BYTES     a transport's header on every message, 0 to 256 (default\n"
