@@ -15,13 +15,13 @@
  *   sendrecv   each rank sends to rank+1 and receives from rank-1
  *   alltoall   each rank sends to every other rank and receives from each
  *   bcast      rank 0's message down a binary tree (rank r's children are
- *              2r+1 and 2r+2): the tree Open MPI's tuned Bcast takes for
- *              small messages at 4 to 15 ranks. A parent runs at most
- *              FC_WIN calls ahead of a child, which returns a credit every
- *              FC_EVERY calls: in a loop of Bcasts nothing else stops the
- *              root, and a UD receive with no buffer is a lost packet (a
- *              transport's window, here one 8-byte message per FC_EVERY
- *              calls, over UD and RC alike)
+ *              2r+1 and 2r+2): the tree Open MPI's tuned Bcast takes
+ *              below 64 B at 4 to 15 ranks and up to 2 KB at 4 to 7. A
+ *              parent runs at most FC_WIN calls ahead of a child, which
+ *              returns a credit every FC_EVERY calls: in a loop of Bcasts
+ *              nothing else stops the root, and a UD receive with no
+ *              buffer is a lost packet (a transport's window, here one
+ *              8-byte message per FC_EVERY calls, over UD and RC alike)
  *
  *   -t ud      one UD QP per rank and an address handle per peer
  *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
