@@ -104,7 +104,9 @@ typedef struct {
     uint64_t       credit[MAX_NP];    /* bcast: calls a child received */
     uint64_t       from_parent;       /* bcast: calls received */
     uint64_t       call;              /* the running call's number */
-    int            expect_from;       /* sendrecv: rank-1; -1: anyone */
+    int            expect_from;       /* sendrecv: rank-1; bcast: the
+                                         parent (the root: np, nobody);
+                                         -1: anyone */
 } xrank_t;
 
 static const bench_mode_t ud_mode = {"ud_exch", 0, 0, 0, 8};
@@ -302,8 +304,8 @@ static int on_credit(xrank_t *x, const uint32_t *hdr, uint32_t len)
 {
     uint32_t child = hdr[1] & ~CREDIT, ahead;
 
-    if ((len != sizeof(uint32_t) * 2) || (child >= (uint32_t)x->o->np) ||
-        ((child - 1) / 2 != (uint32_t)x->rank) || (child == 0))
+    if ((len != sizeof(uint32_t) * 2) || (child == 0) ||
+        (child >= (uint32_t)x->o->np) || ((child - 1) / 2 != (uint32_t)x->rank))
         return fail_msg("a credit of %u bytes from rank %u", len, child);
     ahead = (uint32_t)x->sent[child] - hdr[0];   /* sent, not credited */
     if (ahead > x->sent[child] - x->credit[child])
@@ -454,7 +456,8 @@ static int one_bcast(xrank_t *x)
     struct ibv_send_wr wr;
     struct ibv_sge     sge;
 
-    x->expect_from = (x->rank > 0) ? parent : -1;
+    /* the root hears credits only: no rank sends it a call's message */
+    x->expect_from = (x->rank > 0) ? parent : x->o->np;
     while ((x->rank > 0) &&
            ((int)x->got[x->call % WIN] < (int)x->npkt)) {
         if (progress(x, &idle))
