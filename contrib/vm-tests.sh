@@ -127,7 +127,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # 4 ranks, so that the Bcast tree has a rank that forwards, and 300
     # calls, so that each child returns its credits (every 16) many times
     for t in ud rc; do
-        run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -c '^[a-z]* [0-9]* [0-9.]* ' | grep -qx 6"
+        run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
     done
     # MPI over srqud: Open MPI (pml ucx) and MPICH (ch4:ucx), 2 and 8 ranks;
     # each run is listed after the result

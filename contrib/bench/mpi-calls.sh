@@ -48,8 +48,9 @@
 # UD itself costs over RC on this device; srqud cannot be faster than
 # that allows. The "UD bound" of a call is rc_verbs' time in the same
 # repetition times the ratio of its rank count and size: Alltoall's for
-# Alltoall, Bcast's (a binary tree, Open MPI's at 4 and 8 ranks; MPICH's
-# binomial tree has the same shape up to 4) for Bcast, Sendrecv's for the
+# Alltoall, Bcast's for Bcast (a binary tree: Open MPI's below 64 B at 4
+# to 15 ranks and up to 2 KB at 4 to 7, MPICH's binomial tree's shape up
+# to 4 ranks; an approximation in the other cells), Sendrecv's for the
 # calls that go in steps of one message to and from one peer (Sendrecv,
 # Allgather, Allreduce), the ping-pong's for the ping-pong: the ratio of
 # the medians over the repetitions of the devices' averages, for the

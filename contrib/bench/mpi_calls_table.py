@@ -53,8 +53,9 @@ def dev_ratio(np_, call, size):
     its own tree since srqud_rawexch runs one; runs before take
     Sendrecv's"""
     kind = 'alltoall' if call.endswith('alltoall') else 'sendrecv'
-    if call.endswith('bcast') and any(k[1:] == (np_, 'ud_bcast', size)
-                                      for k in exch):
+    if call.endswith('bcast') and all(
+            any(k[1:] == (np_, t + '_bcast', size) for k in exch)
+            for t in ('ud', 'rc')):
         kind = 'bcast'
     u = [v[0] for k, v in exch.items() if k[1:] == (np_, 'ud_' + kind, size)]
     c = [v[0] for k, v in exch.items() if k[1:] == (np_, 'rc_' + kind, size)]
