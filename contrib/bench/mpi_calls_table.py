@@ -52,13 +52,13 @@ def dev_ratio(np_, call, size):
     at 2 ranks Sendrecv and Alltoall are the same exchange). Bcast has
     its own tree since srqud_rawexch runs one; runs before take
     Sendrecv's"""
-    kind = 'alltoall' if call.endswith('alltoall') else 'sendrecv'
-    if call.endswith('bcast') and all(
-            any(k[1:] == (np_, t + '_bcast', size) for k in exch)
-            for t in ('ud', 'rc')):
-        kind = 'bcast'
-    u = [v[0] for k, v in exch.items() if k[1:] == (np_, 'ud_' + kind, size)]
-    c = [v[0] for k, v in exch.items() if k[1:] == (np_, 'rc_' + kind, size)]
+    kinds = (['alltoall'] if call.endswith('alltoall') else
+             ['bcast', 'sendrecv'] if call.endswith('bcast') else ['sendrecv'])
+    for kind in kinds:
+        u, c = ([v[0] for k, v in exch.items()
+                 if k[1:] == (np_, t + '_' + kind, size)] for t in ('ud', 'rc'))
+        if u and c:
+            break
     if call.endswith('pingpong') or not u or not c:
         u = [d['ud_lat'] for d in dev.values() if 'ud_lat' in d]
         c = [d['rc_lat'] for d in dev.values() if 'rc_lat' in d]
