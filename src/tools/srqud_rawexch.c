@@ -431,6 +431,25 @@ static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
     return rc ? fail_rc("ibv_post_send", rc) : 0;
 }
 
+/* Waits for N packets of the running call */
+static int await_packets(xrank_t *x, unsigned n)
+{
+    uint64_t idle = 0;
+
+    while (x->got[x->call % WIN] < n) {
+        if (progress(x, &idle))
+            return -1;
+    }
+    return 0;
+}
+
+/* The running call is done: its window slot serves call + WIN */
+static void next_call(xrank_t *x)
+{
+    x->got[x->call % WIN] = 0;
+    x->call++;
+}
+
 /* A message of the running call to @a peer: its packets, one post each */
 static int send_msg(xrank_t *x, int peer)
 {
@@ -458,11 +477,8 @@ static int one_bcast(xrank_t *x)
 
     /* the root hears credits only: no rank sends it a call's message */
     x->expect_from = (x->rank > 0) ? parent : x->o->np;
-    while ((x->rank > 0) &&
-           ((int)x->got[x->call % WIN] < (int)x->npkt)) {
-        if (progress(x, &idle))
-            return -1;
-    }
+    if ((x->rank > 0) && await_packets(x, x->npkt))
+        return -1;
     for (c = 2 * x->rank + 1; (c <= 2 * x->rank + 2) && (c < x->o->np); c++) {
         while (x->sent[c] - x->credit[c] >= FC_WIN) {
             if (progress(x, &idle))
@@ -478,8 +494,7 @@ static int one_bcast(xrank_t *x)
                    &wr, &sge) ||
          send_post(x, parent, &wr)))
         return -1;
-    x->got[x->call % WIN] = 0;
-    x->call++;
+    next_call(x);
     return 0;
 }
 
@@ -490,7 +505,6 @@ static int one_call(xrank_t *x, int call)
     int                np    = x->o->np, next = (x->rank + 1) % np, i, peers;
     int                chain = x->o->chain && (x->nqp == 1), peer;
     unsigned           k, nwr = 0;
-    uint64_t           idle  = 0;
     struct ibv_send_wr wr[MAX_NP];
     struct ibv_sge     sge[MAX_NP];
 
@@ -519,12 +533,9 @@ static int one_call(xrank_t *x, int call)
     }
     if ((nwr > 0) && send_post(x, next, &wr[0]))
         return -1;
-    while ((int)x->got[x->call % WIN] < peers * (int)x->npkt) {
-        if (progress(x, &idle))
-            return -1;
-    }
-    x->got[x->call % WIN] = 0;
-    x->call++;
+    if (await_packets(x, (unsigned)peers * x->npkt))
+        return -1;
+    next_call(x);
     return 0;
 }
 
