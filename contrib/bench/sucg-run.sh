@@ -29,7 +29,7 @@ sucg_run_ompi() {
     ompi-ucg-table) SUCG_TEST_TUNE=default sucg_ompi "${vars[@]}" "$np" "${comp[@]}" "$@"
                     return ;;
     ompi-ucg-auto|ompi-tuned) ;;
-    *) vars+=(UCG_ALLGATHER_ALGO="${impl#ompi-ucg-}") ;;
+    *) vars+=(SUCG_ALLGATHER_ALGO="${impl#ompi-ucg-}") ;;
     esac
     sucg_ompi "${vars[@]}" "$np" "${comp[@]}" "$@"
 }
@@ -45,7 +45,7 @@ sucg_run_mpich() {
                          "$np" "$@"
                      return ;;
     mpich-ucg-auto) vars+=(LD_PRELOAD="$PMPI_LIB") ;;
-    *) vars+=(LD_PRELOAD="$PMPI_LIB" UCG_ALLGATHER_ALGO="${impl#mpich-ucg-}") ;;
+    *) vars+=(LD_PRELOAD="$PMPI_LIB" SUCG_ALLGATHER_ALGO="${impl#mpich-ucg-}") ;;
     esac
     sucg_mpich "${vars[@]}" "$np" "$@"
 }

@@ -137,7 +137,10 @@ for rep in $(seq "$REPS"); do
                     step=am
                     [ "${label%%-*}" = put ] && step=put
                     env="SUCG_STAGED_STEP=$step $(echo "${kind#"$label"}" | tr + ' ')"
-                    if out=$(SUCG_RUN_ENV=$env sucg_run "$(impl "$m" "$kind")" "$np" \
+                    # a plain assignment: exported, the ranks would see
+                    # an unknown SUCG_ variable and warn
+                    SUCG_RUN_ENV=$env
+                    if out=$(sucg_run "$(impl "$m" "$kind")" "$np" \
                              "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
                         # label,np,bytes,iters,lat_us,path
                         echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$label" \

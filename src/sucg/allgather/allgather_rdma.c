@@ -9,7 +9,9 @@
  *            has the layout of the result (block i at i * count), so a
  *            step is "same ranges, same offsets" on both sides.
  *   zero-copy (s >= nstaged): put from my rbuf straight into the peer's
- *            rbuf at the final offset.
+ *            rbuf at the final offset; or, in a group that takes them so
+ *            (g->zcopy_tag, below), a tagged send into the receive the
+ *            peer posted there.
  *   Recursive doubling uses staging for its leading steps whose nominal
  *   size (2^(k-1) * count) is <= SUCG_ALLGATHER_ZCOPY_THRESH (auto: 32 KB
  *   where the group's staged steps are active messages, 4 KB where they
@@ -43,6 +45,18 @@
  * that finds an empty rkey sends that step with tagged sends and raises no
  * flag. Staged steps and the other pairs keep their puts. The failing rank
  * logs one line per context.
+ *
+ * Zero-copy steps by tag: where a transport carries a put as messages
+ * that the peer's CPU applies (srqud over UD, tcp, UCP's emulation), the
+ * descriptor, the put, the flush and the flag are each such a message or
+ * a round trip, while UCP's tagged protocols (eager, or a rendezvous that
+ * uses the same zero-copy engine) move the bytes with fewer. A group takes
+ * every zero-copy step by tag when SUCG_ZCOPY_STEP=tag, or =auto and some
+ * rank reaches a peer so (sucg_lanes_rma_by_messages, agreed in the
+ * creation's exchange): the receiver posts its step's receives into rbuf,
+ * the sender sends without waiting (UCP holds what arrives first), and
+ * there is no registration, descriptor, flush or flag. The tags are the
+ * p2p algorithm's, so the registration-failure path below is the same.
  *
  * Staged steps as one active message: where every rank of the group has
  * enabled it (sucg_context_enable_am), a staged step is one UCP active
@@ -358,7 +372,11 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
         coll->in_stage = 1;
     }
 
-    if (coll->nstaged < coll->nsteps) {
+    if ((coll->nstaged < coll->nsteps) && g->zcopy_tag) {
+        /* tagged sends into posted receives: no registration, no
+         * descriptor (header comment) */
+        coll->tagged_rx = 1;
+    } else if (coll->nstaged < coll->nsteps) {
         status = sucg_rcache_get(&ctx->rcache, rbuf, m * g->size, &coll->rreg);
         if (status != UCS_OK) {
             if (ctx->stats.reg_failures++ == 0) {
@@ -422,6 +440,15 @@ static ucs_status_t sucg_rdma_send_zcopy(sucg_coll_h coll,
     int i;
     ucs_status_t status;
 
+    if (g->zcopy_tag) {
+        /* the peer posts its receive; UCP keeps what comes before it */
+        if (coll->in_stage) {
+            sucg_rdma_unstage(coll);
+        }
+        ctx->stats.tagged_tx_steps++;
+        coll->step_noflag = 1;
+        return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
+    }
     if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
         return UCS_INPROGRESS;   /* peer has not started yet */
     }

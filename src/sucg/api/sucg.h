@@ -57,7 +57,8 @@ typedef enum {
 typedef ucs_status_t (*sucg_oob_allgather_cb_t)(const void *sbuf, void *rbuf,
                                                 size_t len, void *arg);
 
-/* Returns the endpoint to use for @a rank (never called for self). */
+/* Returns the endpoint to use for @a rank (never called for self); called
+ * once per peer by sucg_group_create_post(), before the exchange. */
 typedef ucp_ep_h (*sucg_ep_cb_t)(int rank, void *arg);
 
 typedef struct sucg_context_params {
@@ -190,8 +191,10 @@ typedef struct sucg_stats {
     uint64_t zcopy_puts;          /* puts straight into a peer's rbuf */
     uint64_t colls_by_algo[SUCG_ALLGATHER_LAST];
     uint64_t reg_failures;        /* rbuf registrations that failed */
-    uint64_t tagged_rx_steps;     /* zero-copy steps received by tag instead */
-    uint64_t tagged_tx_steps;     /* ... sent by tag to such a receiver */
+    uint64_t tagged_rx_steps;     /* zero-copy steps received by tag (the
+                                     group takes them so, SUCG_ZCOPY_STEP,
+                                     or rbuf could not be registered) */
+    uint64_t tagged_tx_steps;     /* ... sent by tag */
     uint64_t am_steps;            /* staged steps sent as one active message */
     uint64_t am_dropped;          /* step messages that failed the check */
 } sucg_stats_t;

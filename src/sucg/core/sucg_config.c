@@ -35,11 +35,12 @@ static const char *sucg_known_vars[] = {
     "SUCG_ALLGATHER_ALGO", "SUCG_ALLGATHER_ZCOPY_THRESH", "SUCG_RING_MIN_BYTES",
     "SUCG_RING_MIN_RANKS", "SUCG_GROUP_BUFFER_SIZE", "SUCG_RCACHE_MAX_ENTRIES",
     "SUCG_RCACHE_MAX_BYTES", "SUCG_RMA_ORDERING", "SUCG_FAULT_REG_FAIL",
-    "SUCG_STAGED_STEP", NULL
+    "SUCG_STAGED_STEP", "SUCG_ZCOPY_STEP", NULL
 };
 
 /* in the order of their enums */
 static const char *const sucg_staged_names[]   = {"am", "put"};
+static const char *const sucg_zstep_names[]    = {"auto", "put", "tag"};
 static const char *const sucg_ordering_names[] = {"auto", "fence", "flush"};
 
 const char *sucg_config_algo_name(sucg_allgather_algo_t algo)
@@ -180,6 +181,7 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     c->rma_ordering       = SUCG_RMA_ORDERING_AUTO;
     c->fault_reg_fail     = 0;
     c->staged_step        = SUCG_STAGED_STEP_AM;
+    c->zcopy_step         = SUCG_ZCOPY_STEP_AUTO;
 
     status = sucg_cfg_choice(get, arg, "SUCG_STAGED_STEP", sucg_staged_names,
                              2, &i, err, err_len);
@@ -187,6 +189,12 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
         return status;
     }
     c->staged_step = (i < 0) ? c->staged_step : (sucg_staged_step_t)i;
+    status = sucg_cfg_choice(get, arg, "SUCG_ZCOPY_STEP", sucg_zstep_names,
+                             3, &i, err, err_len);
+    if (status != UCS_OK) {
+        return status;
+    }
+    c->zcopy_step = (i < 0) ? c->zcopy_step : (sucg_zcopy_step_t)i;
     status = sucg_cfg_choice(get, arg, "SUCG_RMA_ORDERING", sucg_ordering_names,
                              3, &i, err, err_len);
     if (status != UCS_OK) {
@@ -344,6 +352,7 @@ void sucg_config_dump(const sucg_config_t *c, FILE *f)
     fprintf(f, "SUCG_RCACHE_MAX_BYTES=%zu\n", c->rcache_max_bytes);
     fprintf(f, "SUCG_RMA_ORDERING=%s\n", sucg_ordering_names[c->rma_ordering]);
     fprintf(f, "SUCG_STAGED_STEP=%s\n", sucg_staged_names[c->staged_step]);
+    fprintf(f, "SUCG_ZCOPY_STEP=%s\n", sucg_zstep_names[c->zcopy_step]);
     fprintf(f, "SUCG_FAULT_REG_FAIL=%u\n", c->fault_reg_fail);
 }
 

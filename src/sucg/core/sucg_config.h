@@ -22,6 +22,17 @@ typedef enum {
     SUCG_STAGED_STEP_PUT      /* put, fence, flag put */
 } sucg_staged_step_t;
 
+/* How a zero-copy step travels (SUCG_ZCOPY_STEP). Where the transport
+ * carries a put as messages the peer's CPU applies (srqud, tcp), UCP's
+ * tagged rendezvous moves the same bytes with fewer round trips than a
+ * descriptor, a put, a flush and a flag (docs/notes/collectives-
+ * measurements.md); over RDMA hardware and shared memory the put wins. */
+typedef enum {
+    SUCG_ZCOPY_STEP_AUTO,     /* tag where some rank's puts are messages */
+    SUCG_ZCOPY_STEP_PUT,      /* put into the peer's rbuf, flush, flag */
+    SUCG_ZCOPY_STEP_TAG       /* tagged send into the posted receive */
+} sucg_zcopy_step_t;
+
 /* SUCG_ALLGATHER_ZCOPY_THRESH=auto: the threshold follows how a group's
  * staged steps go. One active message carries a step of up to 32 KB in
  * less time than the descriptor, put and flush of a zero-copy step, over
@@ -42,6 +53,7 @@ typedef struct sucg_config {
     size_t                rcache_max_bytes;    /* SUCG_RCACHE_MAX_BYTES */
     sucg_rma_ordering_t   rma_ordering;        /* SUCG_RMA_ORDERING */
     sucg_staged_step_t    staged_step;         /* SUCG_STAGED_STEP */
+    sucg_zcopy_step_t     zcopy_step;          /* SUCG_ZCOPY_STEP */
     unsigned              fault_reg_fail;      /* SUCG_FAULT_REG_FAIL, % */
 } sucg_config_t;
 

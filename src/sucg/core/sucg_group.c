@@ -7,6 +7,7 @@
  * instead of as a hang later).
  */
 #include "sucg/core/sucg_internal.h"
+#include "sucg/core/sucg_lanes.h"
 
 #include <stdlib.h>
 
@@ -14,7 +15,9 @@
 #define SUCG_OOB_RECORD_SIZE  4096
 
 /* takes staged steps as active messages (sucg_context_enable_am) */
-#define SUCG_OOB_FEATURE_AM   1u
+#define SUCG_OOB_FEATURE_AM      1u
+/* reaches a peer whose puts are messages its CPU applies (sucg_lanes.h) */
+#define SUCG_OOB_FEATURE_RMA_MSG 2u
 
 typedef struct sucg_oob_record {
     uint32_t magic;
@@ -33,6 +36,7 @@ typedef struct sucg_oob_record {
     uint64_t ring_min_ranks;
     uint64_t group_buffer_size;
     uint64_t allgather_algo;
+    uint64_t zcopy_step;
     uint8_t  data[];         /* rkey, then worker address */
 } sucg_oob_record_t;
 
@@ -93,6 +97,31 @@ static ucs_status_t sucg_group_alloc_buffer(sucg_group_h g)
     return UCS_OK;
 }
 
+/*
+ * Does this rank reach a peer whose puts are messages (srqud, tcp, UCP's
+ * emulation)? Read from the endpoints the caller gave; with endpoints of
+ * sucg's own, created after the exchange, the answer is no (puts).
+ */
+static int sucg_group_rma_msg(sucg_group_h g)
+{
+    sucg_lane_t lanes[16];
+    int r, n;
+
+    if (g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) {
+        return 0;   /* not asked */
+    }
+    for (r = 0; r < g->size; ++r) {
+        if (g->peers[r].ep == NULL) {
+            continue;
+        }
+        n = sucg_ep_lanes(g->peers[r].ep, lanes, 16);
+        if ((n > 0) && sucg_lanes_rma_by_messages(lanes, n)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void sucg_group_fill_record(sucg_group_h g, sucg_oob_record_t *rec,
                                    const void *rkey, size_t rkey_len,
                                    const void *addr, size_t addr_len)
@@ -110,7 +139,10 @@ static void sucg_group_fill_record(sucg_group_h g, sucg_oob_record_t *rec,
     rec->ring_min_ranks    = c->ring_min_ranks;
     rec->group_buffer_size = c->group_buffer_size;
     rec->allgather_algo    = c->allgather_algo;
-    rec->features          = g->ctx->am_enabled ? SUCG_OOB_FEATURE_AM : 0;
+    rec->zcopy_step        = c->zcopy_step;
+    rec->features          = (g->ctx->am_enabled ? SUCG_OOB_FEATURE_AM : 0) |
+                             (sucg_group_rma_msg(g) ? SUCG_OOB_FEATURE_RMA_MSG :
+                                                      0);
     if (sizeof(*rec) + rkey_len + addr_len > SUCG_OOB_RECORD_SIZE) {
         sucg_error("group: rkey (%zu) + worker address (%zu) exceed the OOB "
                    "record (%d bytes)", rkey_len, addr_len, SUCG_OOB_RECORD_SIZE);
@@ -158,6 +190,7 @@ static ucs_status_t sucg_group_check_record(sucg_group_h g, int r,
     SUCG_CHECK_SAME(ring_min_ranks, "SUCG_RING_MIN_RANKS");
     SUCG_CHECK_SAME(group_buffer_size, "SUCG_GROUP_BUFFER_SIZE");
     SUCG_CHECK_SAME(allgather_algo, "SUCG_ALLGATHER_ALGO");
+    SUCG_CHECK_SAME(zcopy_step, "SUCG_ZCOPY_STEP");
 #undef SUCG_CHECK_SAME
     return UCS_OK;
 }
@@ -237,8 +270,6 @@ sucg_group_create_post(sucg_context_h ctx, const sucg_group_params_t *params,
     g->size       = params->size;
     g->id         = (params->id != 0) ? (uint16_t)(params->id - 1) :
                                         ctx->next_group_id++;
-    g->ep_cb      = params->ep_cb;
-    g->ep_cb_arg  = params->ep_cb_arg;
     g->peers      = calloc(g->size, sizeof(*g->peers));
     g->create_rec = calloc(1, SUCG_OOB_RECORD_SIZE);
     if ((g->peers == NULL) || (g->create_rec == NULL)) {
@@ -247,10 +278,14 @@ sucg_group_create_post(sucg_context_h ctx, const sucg_group_params_t *params,
         sucg_group_release(g);
         return UCS_ERR_NO_MEMORY;
     }
-    if (params->eps != NULL) {
-        for (r = 0; r < g->size; ++r) {
-            g->peers[r].ep = (r == g->rank) ? NULL : params->eps[r];
+    for (r = 0; r < g->size; ++r) {
+        if (r == g->rank) {
+            continue;
         }
+        /* before the exchange: the record says what the endpoints carry */
+        g->peers[r].ep = (params->eps != NULL) ? params->eps[r] :
+                         (params->ep_cb != NULL) ?
+                         params->ep_cb(r, params->ep_cb_arg) : NULL;
     }
 
     /*
@@ -299,9 +334,7 @@ static ucs_status_t sucg_group_connect(sucg_group_h g, int r,
     ucp_ep_params_t ep_params;
     ucs_status_t status;
 
-    if (g->ep_cb != NULL) {
-        g->peers[r].ep = g->ep_cb(r, g->ep_cb_arg);
-    } else if (g->own_eps) {
+    if (g->own_eps) {
         if (rec->addr_len == 0) {
             sucg_error("group: rank %d sent no worker address", r);
             return UCS_ERR_INVALID_PARAM;
@@ -329,14 +362,16 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
     const sucg_oob_record_t *rec;
     ucs_status_t status = g->create_status;
     void *mapped;
-    int r;
+    int r, rma_msg;
 
-    g->am = 1;
+    g->am   = 1;
+    rma_msg = 0;
     for (r = 0; (status == UCS_OK) && (r < g->size); ++r) {
-        rec    = (const sucg_oob_record_t*)(all + (size_t)r *
-                                            SUCG_OOB_RECORD_SIZE);
-        status = sucg_group_check_record(g, r, rec, g->create_rec);
-        g->am  = g->am && (rec->features & SUCG_OOB_FEATURE_AM);
+        rec     = (const sucg_oob_record_t*)(all + (size_t)r *
+                                             SUCG_OOB_RECORD_SIZE);
+        status  = sucg_group_check_record(g, r, rec, g->create_rec);
+        g->am   = g->am && (rec->features & SUCG_OOB_FEATURE_AM);
+        rma_msg = rma_msg || (rec->features & SUCG_OOB_FEATURE_RMA_MSG);
         if ((status != UCS_OK) || (r == g->rank)) {
             continue;
         }
@@ -357,6 +392,10 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
                                   mapped : NULL;
         }
     }
+    /* every rank saw every record: all decide alike */
+    g->zcopy_tag = (g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_TAG) ||
+                   ((g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_AUTO) &&
+                    rma_msg);
     free(g->create_rec);
     g->create_rec = NULL;
     if (status != UCS_OK) {

@@ -99,6 +99,8 @@ struct sucg_group {
                                        and of step messages */
     int                 am;         /* every rank takes staged steps as
                                        active messages */
+    int                 zcopy_tag;  /* zero-copy steps go by tag
+                                       (SUCG_ZCOPY_STEP, agreed) */
     int                 own_eps;
     sucg_peer_t        *peers;
     ucp_mem_h           buf_memh;
@@ -111,8 +113,6 @@ struct sucg_group {
     /* between sucg_group_create_post and _complete */
     struct sucg_oob_record *create_rec;   /* this rank's record */
     ucs_status_t        create_status;    /* of the local part */
-    sucg_ep_cb_t        ep_cb;
-    void               *ep_cb_arg;
 };
 
 typedef enum {
@@ -165,8 +165,9 @@ struct sucg_coll {
     uint64_t              flag_src;    /* source of flag puts (= seq) */
     uint8_t               desc_src[SUCG_DESC_SLOT_SIZE]; /* my descriptor */
     size_t                desc_len;
-    int                   tagged_rx;   /* rbuf not registered: zero-copy
-                                          steps come by tagged messages */
+    int                   tagged_rx;   /* zero-copy steps come by tagged
+                                          messages: the group takes them
+                                          so, or rbuf is not registered */
     int                   step_noflag; /* this step's data went by tag or
                                           as an active message: no flag */
     int                   rx_posted;   /* this step's tagged receives posted */

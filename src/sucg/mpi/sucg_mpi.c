@@ -14,6 +14,7 @@
  * size-1 groups; see README.md.)
  */
 #include "sucg/mpi/sucg_mpi.h"
+#include "sucg/core/sucg_lanes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,18 @@ SUCG_MPI_EXPORT void sucg_mpi_get_stats(sucg_mpi_stats_t *stats)
 {
     *stats         = g_sucg_mpi.stats;
     stats->version = SUCG_MPI_STATS_VERSION;
+}
+
+SUCG_MPI_EXPORT void sucg_mpi_get_zcopy_steps(sucg_mpi_zcopy_steps_t *steps)
+{
+    sucg_stats_t st;
+
+    memset(steps, 0, sizeof(*steps));
+    if (g_sucg_mpi.state > 0) {
+        sucg_stats_get(g_sucg_mpi.ctx, &st);
+        steps->by_put = st.zcopy_puts;
+        steps->by_tag = st.tagged_tx_steps;
+    }
 }
 
 static size_t sucg_mpi_env_size(const char *name, size_t dflt)
@@ -316,39 +329,25 @@ typedef struct {
     int64_t tune_ok;     /* sucg_mpi_tune_mask_t */
 } sucg_mpi_agree_t;
 
-/*
- * The transports of an endpoint's lanes, from UCP's own description of it
- * (ucp_ep_query has no transports before UCX 1.14): each lane's line reads
- * "lane[N]: RSC:TRANSPORT/DEVICE.PATH md[M] ...". Returns how many.
- */
+_Static_assert(SUCG_MPI_TUNE_NAME_LEN >= SUCG_LANE_TL_LEN,
+               "a lane's transport name fits the table's");
+
+/* The transports of an endpoint's lanes, each once; returns how many */
 static int sucg_mpi_ep_tls(ucp_ep_h ep, char (*names)[SUCG_MPI_TUNE_NAME_LEN],
                            int max)
 {
-    char *text = NULL, *line, *save = NULL;
-    size_t len = 0;
-    int n = 0, rsc, k, dup;
-    FILE *f;
+    sucg_lane_t lanes[16];
+    int n = 0, nl, i, k, dup;
 
-    f = open_memstream(&text, &len);
-    if (f == NULL) {
-        return 0;
-    }
-    ucp_ep_print_info(ep, f);
-    fclose(f);
-    for (line = strtok_r(text, "\n", &save); (line != NULL) && (n < max);
-         line = strtok_r(NULL, "\n", &save)) {
-        line = strstr(line, "lane[");
-        line = (line != NULL) ? strstr(line, "]:") : NULL;
-        if ((line == NULL) ||
-            (sscanf(line + 2, " %d:%31[^/ ]", &rsc, names[n]) != 2)) {
-            continue;
-        }
+    nl = sucg_ep_lanes(ep, lanes, 16);
+    for (i = 0; (i < nl) && (n < max); ++i) {
         for (dup = 0, k = 0; k < n; ++k) {
-            dup = dup || !strcmp(names[k], names[n]);
+            dup = dup || !strcmp(names[k], lanes[i].tl);
         }
-        n += !dup;
+        if (!dup) {
+            memcpy(names[n++], lanes[i].tl, sizeof(lanes[i].tl));
+        }
     }
-    free(text);
     return n;
 }
 

@@ -32,4 +32,17 @@ typedef struct sucg_mpi_stats {
 
 typedef void (*sucg_mpi_get_stats_fn_t)(sucg_mpi_stats_t *stats);
 
+/*
+ * How this process's zero-copy Allgather steps went (SUCG_ZCOPY_STEP); also
+ * exported, found the same way:
+ *
+ *     void sucg_mpi_get_zcopy_steps(sucg_mpi_zcopy_steps_t *steps);
+ */
+typedef struct sucg_mpi_zcopy_steps {
+    uint64_t by_put;            /* puts straight into a peer's rbuf */
+    uint64_t by_tag;            /* tagged sends into its posted receive */
+} sucg_mpi_zcopy_steps_t;
+
+typedef void (*sucg_mpi_get_zcopy_steps_fn_t)(sucg_mpi_zcopy_steps_t *steps);
+
 #endif

@@ -50,6 +50,15 @@ run sm_n2_8MB "UCX_TLS=sm,self n=2 8MB" env UCX_TLS=sm,self "$LAUNCH" -n 2 -m $(
 # context without active messages)
 run tcp_n5_staged_puts "UCX_TLS=tcp,self n=5 staged steps as puts" \
     env UCX_TLS=tcp,self SUCG_STAGED_STEP=put "$LAUNCH" -n 5 -q -m $((4 << 20)) -S put -t 150
+# zero-copy steps by tag (what a group over srqud or tcp takes when the
+# caller gives its endpoints): staged steps, then tagged sends into posted
+# receives, no registration; both RDMA algorithms, every byte checked
+run tcp_n5_zcopy_by_tag "UCX_TLS=tcp,self n=5 zero-copy steps by tag" \
+    env UCX_TLS=tcp,self SUCG_ZCOPY_STEP=tag "$LAUNCH" -n 5 -q -m $((4 << 20)) \
+    -a recursive_doubling -a ring -S am -t 150
+run sm_n4_zcopy_by_tag "UCX_TLS=sm,self n=4 zero-copy steps by tag" \
+    env UCX_TLS=sm,self SUCG_ZCOPY_STEP=tag "$LAUNCH" -n 4 -q -m $((4 << 20)) \
+    -a recursive_doubling -a ring -S put -t 150
 # a tiny threshold: recursive doubling switches to zero-copy mid-way
 run tcp_n6_zcopy_thresh_64 "UCX_TLS=tcp,self n=6 MT=64" env UCX_TLS=tcp,self SUCG_ALLGATHER_ZCOPY_THRESH=64 \
     "$LAUNCH" -n 6 -q -m 1000000 -a recursive_doubling -t 150

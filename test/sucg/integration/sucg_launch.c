@@ -384,7 +384,7 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     sucg_group_h group;
     sucg_stats_t st;
     unsigned iter = 0;
-    int ran_rd_zcopy = 0;
+    int ran_rd_zcopy = 0, zcopy_tag;
     size_t ci, m;
     int a;
     double t0;
@@ -445,11 +445,13 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     barrier();   /* endpoints closed everywhere before workers go away */
     if (my_rank == 0) {
         printf("  rank0 stats: staged_puts=%llu am_steps=%llu zcopy_puts=%llu "
+               "tagged_tx_steps=%llu "
                "rcache hits=%llu misses=%llu rkey unpacks=%llu hits=%llu "
                "colls rd=%llu ring=%llu p2p_rd=%llu p2p_ring=%llu\n",
                (unsigned long long)st.staged_puts,
                (unsigned long long)st.am_steps,
                (unsigned long long)st.zcopy_puts,
+               (unsigned long long)st.tagged_tx_steps,
                (unsigned long long)st.rcache_hits,
                (unsigned long long)st.rcache_misses,
                (unsigned long long)st.rkey_unpacks,
@@ -459,14 +461,30 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
                (unsigned long long)st.colls_by_algo[SUCG_ALLGATHER_P2P_RD],
                (unsigned long long)st.colls_by_algo[SUCG_ALLGATHER_P2P_RING]);
     }
-    /* the paths the test claims to cover must have run */
+    /* the paths the test claims to cover must have run: zero-copy steps
+     * by put (with the caches) or, where the group takes them so, by tag
+     * (sucg_launch's own endpoints: only when SUCG_ZCOPY_STEP=tag says so) */
+    zcopy_tag = (getenv("SUCG_ZCOPY_STEP") != NULL) &&
+                !strcmp(getenv("SUCG_ZCOPY_STEP"), "tag");
     if (ran_rd_zcopy && (nranks > 1) && !config_set("SUCG_ALLGATHER_ZCOPY_THRESH") &&
         !config_set("SUCG_GROUP_BUFFER_SIZE") && !config_set("SUCG_RCACHE_MAX_ENTRIES") &&
         !config_set("SUCG_FAULT_REG_FAIL") && (reg_fail_rank < 0) &&
-        ((st.staged_puts + st.am_steps == 0) || (st.zcopy_puts == 0) ||
-         (st.rcache_hits == 0) || (st.rkey_unpack_hits == 0))) {
-        fprintf(stderr, "rank %d: recursive doubling did not use staged steps, "
-                "zero-copy puts, rcache and rkey cache\n", my_rank);
+        ((st.staged_puts + st.am_steps == 0) ||
+         (zcopy_tag ? ((st.tagged_tx_steps == 0) || (st.tagged_rx_steps == 0) ||
+                       (st.zcopy_puts != 0) || (st.rcache_misses != 0)) :
+                      ((st.zcopy_puts == 0) || (st.tagged_tx_steps != 0) ||
+                       (st.rcache_hits == 0) || (st.rkey_unpack_hits == 0))))) {
+        fprintf(stderr, "rank %d: recursive doubling did not use staged steps "
+                "and zero-copy steps %s (puts %llu, by tag %llu sent %llu "
+                "received, rcache hits %llu misses %llu, rkey hits %llu)\n",
+                my_rank, zcopy_tag ? "by tag only" :
+                "by put with rcache and rkey cache",
+                (unsigned long long)st.zcopy_puts,
+                (unsigned long long)st.tagged_tx_steps,
+                (unsigned long long)st.tagged_rx_steps,
+                (unsigned long long)st.rcache_hits,
+                (unsigned long long)st.rcache_misses,
+                (unsigned long long)st.rkey_unpack_hits);
         ++errors;
     }
     if ((staged_want != NULL) && (nranks > 1) &&

@@ -27,6 +27,10 @@
  *                          with blocks of at least B bytes went through
  *                          sucg (a table of one range, coll_sucg_tune or
  *                          SUCG_MPI_TUNE "...:[N]:B-inf")
+ *   SUCG_TEST_EXPECT_ZSTEP=put|tag
+ *                          this rank's zero-copy steps all went so, and
+ *                          some did (sucg_mpi_get_zcopy_steps(): how the
+ *                          group's SUCG_ZCOPY_STEP=auto decided)
  *   SUCG_TEST_CORRUPT=R    rank R flips a result byte (negative test)
  *
  * Exit status 0 when everything matched on every rank, 1 otherwise.
@@ -51,6 +55,7 @@ static int g_expect_ranks;          /* EXPECT_RANGE */
 static size_t g_expect_from;
 static long g_errors, g_checks, g_calls;
 static sucg_mpi_get_stats_fn_t g_stats_fn;
+static sucg_mpi_zcopy_steps_t g_zsteps;   /* at the end */
 static uint64_t g_seed;
 
 static uint8_t pat(int r, size_t j, uint64_t seed)
@@ -294,6 +299,38 @@ static void check_destroyed(uint64_t destroyed0, uint64_t want, const char *what
     }
 }
 
+/* SUCG_TEST_EXPECT_ZSTEP: every zero-copy step went as @a want, and some */
+static void check_zcopy_steps(const char *want)
+{
+    sucg_mpi_get_zcopy_steps_fn_t fn;
+    uint64_t wanted, other;
+
+    fn = (sucg_mpi_get_zcopy_steps_fn_t)dlsym(RTLD_DEFAULT,
+                                              "sucg_mpi_get_zcopy_steps");
+    if (fn != NULL) {
+        fn(&g_zsteps);
+    }
+    if (want == NULL) {
+        return;
+    }
+    if (fn == NULL) {
+        ERR("SUCG_TEST_EXPECT_ZSTEP=%s but sucg_mpi_get_zcopy_steps is not "
+            "loaded", want);
+        return;
+    }
+    if (strcmp(want, "put") && strcmp(want, "tag")) {
+        ERR("SUCG_TEST_EXPECT_ZSTEP=%s: put or tag", want);
+        return;
+    }
+    wanted = !strcmp(want, "put") ? g_zsteps.by_put : g_zsteps.by_tag;
+    other  = !strcmp(want, "put") ? g_zsteps.by_tag : g_zsteps.by_put;
+    if ((wanted == 0) || (other != 0)) {
+        ERR("zero-copy steps: %llu by put, %llu by tag; expected them all "
+            "by %s", (unsigned long long)g_zsteps.by_put,
+            (unsigned long long)g_zsteps.by_tag, want);
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t max_block = 8 << 20, max_total = 32 << 20;
@@ -378,6 +415,7 @@ int main(int argc, char **argv)
     set_seed(comm_desc);
     run_case(MPI_COMM_WORLD, 4096, L_BYTES);
 
+    check_zcopy_steps(getenv("SUCG_TEST_EXPECT_ZSTEP"));
     stats(&s);
     MPI_Reduce(&g_errors, &errors, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&g_checks, &checks, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -385,7 +423,8 @@ int main(int argc, char **argv)
     if ((g_rank == 0) && (!g_quiet || errors)) {
         printf("allgather_test: np=%d, %ld checks, %ld errors, %.1f s; rank 0: "
                "%llu sucg calls (rd %llu ring %llu p2p_rd %llu p2p_ring %llu), "
-               "%llu fallback, %llu packed, %llu groups%s\n", size, checks,
+               "%llu fallback, %llu packed, %llu groups, zero-copy steps "
+               "%llu by put %llu by tag%s\n", size, checks,
                errors, MPI_Wtime() - t0, (unsigned long long)s.sucg_calls,
                (unsigned long long)s.by_algo[1],
                (unsigned long long)s.by_algo[2],
@@ -394,6 +433,8 @@ int main(int argc, char **argv)
                (unsigned long long)s.fallback_calls,
                (unsigned long long)s.packed_calls,
                (unsigned long long)s.groups_created,
+               (unsigned long long)g_zsteps.by_put,
+               (unsigned long long)g_zsteps.by_tag,
                g_stats_fn ? "" : " (no sucg glue loaded)");
     }
     MPI_Finalize();
