@@ -33,7 +33,9 @@
 extern "C" {
 #endif
 
-#define SUCG_API_VERSION 3
+/* Also in each rank's group creation record: ranks of one group must run
+ * the same version (4: the record carries SUCG_ZCOPY_STEP) */
+#define SUCG_API_VERSION 4
 
 typedef struct sucg_context *sucg_context_h;
 typedef struct sucg_group   *sucg_group_h;
