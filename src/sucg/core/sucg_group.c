@@ -104,7 +104,7 @@ static ucs_status_t sucg_group_alloc_buffer(sucg_group_h g)
  */
 static int sucg_group_rma_msg(sucg_group_h g)
 {
-    sucg_lane_t lanes[16];
+    sucg_lane_t lanes[SUCG_LANES_MAX];
     int r, n;
 
     if (g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) {
@@ -114,7 +114,7 @@ static int sucg_group_rma_msg(sucg_group_h g)
         if (g->peers[r].ep == NULL) {
             continue;
         }
-        n = sucg_ep_lanes(g->peers[r].ep, lanes, 16);
+        n = sucg_ep_lanes(g->peers[r].ep, lanes, SUCG_LANES_MAX);
         if ((n > 0) && sucg_lanes_rma_by_messages(lanes, n)) {
             return 1;
         }

@@ -10,26 +10,46 @@
 /* Transports whose put_zcopy is a protocol of messages, not RDMA */
 static const char *const sucg_lanes_msg_rma_tls[] = {"srqud", "tcp", NULL};
 
+/* Where @a needle starts in the @a len bytes at @a s, or NULL */
+static const char *sucg_lanes_find(const char *s, size_t len,
+                                   const char *needle)
+{
+    size_t n = strlen(needle), i;
+
+    for (i = 0; i + n <= len; ++i) {
+        if (!memcmp(s + i, needle, n)) {
+            return s + i;
+        }
+    }
+    return NULL;
+}
+
 /* One line: a transport lane into @a lane; 0 if the line is none */
 static int sucg_lanes_parse_line(const char *line, size_t len,
                                  sucg_lane_t *lane)
 {
-    char buf[512], fmt[32];
-    const char *p;
+    const char *end = line + len, *p;
+    char head[128], fmt[32];
+    size_t n;
     int rsc;
 
-    if (len >= sizeof(buf)) {
-        len = sizeof(buf) - 1;   /* the lane's head and roles come first */
-    }
-    memcpy(buf, line, len);
-    buf[len] = '\0';
-    p = strstr(buf, "lane[");
-    p = (p != NULL) ? strstr(p, "]:") : NULL;
-    snprintf(fmt, sizeof(fmt), " %%d:%%%d[^/ ]", SUCG_LANE_TL_LEN - 1);
-    if ((p == NULL) || (sscanf(p + 2, fmt, &rsc, lane->tl) != 2)) {
+    p = sucg_lanes_find(line, len, "lane[");
+    p = (p != NULL) ? sucg_lanes_find(p, end - p, "]:") : NULL;
+    if (p == NULL) {
         return 0;
     }
-    lane->rma_bw = (strstr(p, " rma_bw#") != NULL);
+    /* the lane's head ("N:TRANSPORT/"), NUL-terminated for sscanf, which
+     * must not run into the next line */
+    p += 2;
+    n  = (size_t)(end - p);
+    n  = (n < sizeof(head)) ? n : sizeof(head) - 1;
+    memcpy(head, p, n);
+    head[n] = '\0';
+    snprintf(fmt, sizeof(fmt), " %%d:%%%d[^/ ]", SUCG_LANE_TL_LEN - 1);
+    if (sscanf(head, fmt, &rsc, lane->tl) != 2) {
+        return 0;
+    }
+    lane->rma_bw = (sucg_lanes_find(p, end - p, " rma_bw#") != NULL);
     return 1;
 }
 

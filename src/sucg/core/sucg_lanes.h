@@ -15,6 +15,8 @@ extern "C" {
 #endif
 
 #define SUCG_LANE_TL_LEN 32
+/* lanes of one endpoint: UCP_MAX_LANES is 16 in UCX 1.13, more later */
+#define SUCG_LANES_MAX   64
 
 typedef struct sucg_lane {
     char tl[SUCG_LANE_TL_LEN];   /* "srqud", "rc_verbs", "cma", ... */

@@ -68,8 +68,9 @@ SUCG_MPI_EXPORT void sucg_mpi_get_zcopy_steps(sucg_mpi_zcopy_steps_t *steps)
     memset(steps, 0, sizeof(*steps));
     if (g_sucg_mpi.state > 0) {
         sucg_stats_get(g_sucg_mpi.ctx, &st);
-        steps->by_put = st.zcopy_puts;
-        steps->by_tag = st.tagged_tx_steps;
+        steps->by_put       = st.zcopy_puts;
+        steps->by_tag       = st.tagged_tx_steps;
+        steps->reg_failures = st.reg_failures;
     }
 }
 
@@ -336,10 +337,10 @@ _Static_assert(SUCG_MPI_TUNE_NAME_LEN >= SUCG_LANE_TL_LEN,
 static int sucg_mpi_ep_tls(ucp_ep_h ep, char (*names)[SUCG_MPI_TUNE_NAME_LEN],
                            int max)
 {
-    sucg_lane_t lanes[16];
+    sucg_lane_t lanes[SUCG_LANES_MAX];
     int n = 0, nl, i, k, dup;
 
-    nl = sucg_ep_lanes(ep, lanes, 16);
+    nl = sucg_ep_lanes(ep, lanes, SUCG_LANES_MAX);
     for (i = 0; (i < nl) && (n < max); ++i) {
         for (dup = 0, k = 0; k < n; ++k) {
             dup = dup || !strcmp(names[k], lanes[i].tl);

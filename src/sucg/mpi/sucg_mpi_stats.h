@@ -41,6 +41,9 @@ typedef void (*sucg_mpi_get_stats_fn_t)(sucg_mpi_stats_t *stats);
 typedef struct sucg_mpi_zcopy_steps {
     uint64_t by_put;            /* puts straight into a peer's rbuf */
     uint64_t by_tag;            /* tagged sends into its posted receive */
+    uint64_t reg_failures;      /* receive buffers not registered: their
+                                   senders use tags whatever the group's
+                                   way */
 } sucg_mpi_zcopy_steps_t;
 
 typedef void (*sucg_mpi_get_zcopy_steps_fn_t)(sucg_mpi_zcopy_steps_t *steps);

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -363,9 +364,15 @@ static void bench(sucg_group_h group, sucg_allgather_algo_t *algos, int nalgos,
 static int bench_iters;
 
 /* Whether the user set a sucg variable, under its name or its former UCG_* */
+/* A SUCG_ variable's value, or its former UCG_ name's */
+static const char *config_value(const char *name)
+{
+    return (getenv(name) != NULL) ? getenv(name) : getenv(name + 1);
+}
+
 static int config_set(const char *name)
 {
-    return (getenv(name) != NULL) || (getenv(name + 1) != NULL);
+    return config_value(name) != NULL;
 }
 
 static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
@@ -464,8 +471,8 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     /* the paths the test claims to cover must have run: zero-copy steps
      * by put (with the caches) or, where the group takes them so, by tag
      * (sucg_launch's own endpoints: only when SUCG_ZCOPY_STEP=tag says so) */
-    zcopy_tag = (getenv("SUCG_ZCOPY_STEP") != NULL) &&
-                !strcmp(getenv("SUCG_ZCOPY_STEP"), "tag");
+    zcopy_tag = (config_value("SUCG_ZCOPY_STEP") != NULL) &&
+                !strcasecmp(config_value("SUCG_ZCOPY_STEP"), "tag");
     if (ran_rd_zcopy && (nranks > 1) && !config_set("SUCG_ALLGATHER_ZCOPY_THRESH") &&
         !config_set("SUCG_GROUP_BUFFER_SIZE") && !config_set("SUCG_RCACHE_MAX_ENTRIES") &&
         !config_set("SUCG_FAULT_REG_FAIL") && (reg_fail_rank < 0) &&

@@ -43,6 +43,7 @@ TEST(sucg_config, defaults)
     EXPECT_EQ(33u, c.ring_min_ranks);
     EXPECT_EQ(SUCG_RMA_ORDERING_AUTO, c.rma_ordering);
     EXPECT_EQ(SUCG_STAGED_STEP_AM, c.staged_step);
+    EXPECT_EQ(SUCG_ZCOPY_STEP_AUTO, c.zcopy_step);
     EXPECT_EQ(0u, c.fault_reg_fail);
 }
 
@@ -56,6 +57,7 @@ TEST(sucg_config, values)
                              {"SUCG_GROUP_BUFFER_SIZE", "0"},
                              {"SUCG_RMA_ORDERING", "flush"},
                              {"SUCG_STAGED_STEP", "PUT"},
+                             {"SUCG_ZCOPY_STEP", "Tag"},
                              {"SUCG_FAULT_REG_FAIL", "30"}}, &c));
     EXPECT_EQ(SUCG_ALLGATHER_RING, c.allgather_algo);
     EXPECT_EQ(8192u, c.zcopy_thresh);
@@ -64,7 +66,10 @@ TEST(sucg_config, values)
     EXPECT_EQ(0u, c.group_buffer_size);
     EXPECT_EQ(SUCG_RMA_ORDERING_FLUSH, c.rma_ordering);
     EXPECT_EQ(SUCG_STAGED_STEP_PUT, c.staged_step);
+    EXPECT_EQ(SUCG_ZCOPY_STEP_TAG, c.zcopy_step);
     EXPECT_EQ(30u, c.fault_reg_fail);
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_ZCOPY_STEP", "put"}}, &c));
+    EXPECT_EQ(SUCG_ZCOPY_STEP_PUT, c.zcopy_step);
 
     for (auto a : {"auto", "recursive_doubling", "ring", "p2p_rd", "p2p_ring"}) {
         ASSERT_EQ(UCS_OK, parse({{"SUCG_ALLGATHER_ALGO", a}}, &c)) << a;
@@ -90,6 +95,8 @@ TEST(sucg_config, bad_values_name_the_variable)
         {"SUCG_RMA_ORDERING", "strong"},
         {"SUCG_STAGED_STEP", "message"},
         {"SUCG_STAGED_STEP", ""},
+        {"SUCG_ZCOPY_STEP", "rendezvous"},
+        {"SUCG_ZCOPY_STEP", ""},
         {"SUCG_FAULT_REG_FAIL", "101"},
         {"SUCG_FAULT_REG_FAIL", "0.5"},
     };

@@ -5,6 +5,7 @@
  * the same in the three).
  */
 #include <gtest/gtest.h>
+#include <string>
 
 extern "C" {
 #include "sucg/core/sucg_lanes.h"
@@ -107,6 +108,39 @@ TEST(sucg_lanes, cm_lanes_and_other_lines_are_skipped)
 
     ASSERT_EQ(1, parse(text, l));
     EXPECT_STREQ("srqud", l[0].tl);
+}
+
+TEST(sucg_lanes, a_long_line_keeps_its_roles_and_lines_do_not_run_on)
+{
+    std::string text = "lane[0]:  1:srqud/rxe0:1.0 md[1] -> ";
+
+    text += std::string(900, 'x') + " rma_bw#0\n";
+    text += "lane[1]:  2:tcp\nlane[2]:  3:cma/memory.0 md[2] -> rma_bw#1\n";
+    sucg_lane_t l[SUCG_LANES_MAX];
+
+    ASSERT_EQ(3, sucg_lanes_parse(text.c_str(), l, SUCG_LANES_MAX));
+    EXPECT_STREQ("srqud", l[0].tl);
+    EXPECT_TRUE(l[0].rma_bw);
+    /* a name ends with its line, and a role of the next is not its own */
+    EXPECT_STREQ("tcp", l[1].tl);
+    EXPECT_FALSE(l[1].rma_bw);
+    EXPECT_STREQ("cma", l[2].tl);
+    EXPECT_TRUE(l[2].rma_bw);
+}
+
+TEST(sucg_lanes, a_tcp_lane_after_sixteen_others_counts)
+{
+    std::string text;
+    sucg_lane_t l[SUCG_LANES_MAX];
+    int i;
+
+    for (i = 0; i < 20; ++i) {
+        text += "lane[" + std::to_string(i) + "]:  1:rc_verbs/mlx5_0:1 md[0] "
+                "-> a rma_bw#0\n";
+    }
+    text += "lane[20]:  5:tcp/eth0.0 md[2] -> a rma_bw#1\n";
+    ASSERT_EQ(21, sucg_lanes_parse(text.c_str(), l, SUCG_LANES_MAX));
+    EXPECT_TRUE(sucg_lanes_rma_by_messages(l, 21));
 }
 
 TEST(sucg_lanes, at_most_max_lanes_and_long_names_cut)
