@@ -434,30 +434,26 @@ static ucs_status_t sucg_rdma_send_zcopy(sucg_coll_h coll,
     size_t m           = coll->params.count;
     const uint8_t *src = coll->params.rbuf;
     int slot           = sucg_rdma_desc_slot(coll, coll->step);
-    const sucg_desc_t *desc;
+    const sucg_desc_t *desc = NULL;
     ucp_rkey_h rkey;
     ucp_mem_h memh;
     int i;
     ucs_status_t status;
 
-    if (g->zcopy_tag) {
-        /* the peer posts its receive; UCP keeps what comes before it */
-        if (coll->in_stage) {
-            sucg_rdma_unstage(coll);
+    /* a group taking tags sends no descriptors: UCP keeps what comes
+     * before the peer's receive */
+    if (!g->zcopy_tag) {
+        if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
+            return UCS_INPROGRESS;   /* peer has not started yet */
         }
-        ctx->stats.tagged_tx_steps++;
-        coll->step_noflag = 1;
-        return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
+        desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
     }
-    if (!sucg_flag_is(sucg_desc_flag(g, coll->seq, slot), coll->seq)) {
-        return UCS_INPROGRESS;   /* peer has not started yet */
-    }
-    desc = (const sucg_desc_t*)sucg_desc_slot(g, coll->seq, slot);
     if (coll->in_stage) {
         sucg_rdma_unstage(coll);
     }
-    if (desc->rkey_len == 0) {
-        /* the receiver could not register its rbuf: no flag either */
+    if ((desc == NULL) || (desc->rkey_len == 0)) {
+        /* by tag: the group takes them so, or the receiver could not
+         * register its rbuf (an empty rkey); no flag either way */
         ctx->stats.tagged_tx_steps++;
         coll->step_noflag = 1;
         return sucg_p2p_post(coll, st, SUCG_P2P_SEND);
