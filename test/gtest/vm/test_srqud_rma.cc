@@ -188,6 +188,42 @@ TEST_F(srqud_rma, put_short_bcopy_get_bcopy_verified)
 }
 
 
+/* A put's acknowledgement is not asked for at once: in a put ping-pong the
+ * target acknowledges every ACK_THRESH (32) puts or for a flush, not each
+ * put with a packet of its own; every byte still lands, and the flush
+ * completes. */
+TEST_F(srqud_rma, puts_do_not_draw_an_ack_each)
+{
+    const unsigned n = 96;
+    region remote(ctx, n * sizeof(uint64_t), UCT_MD_MEM_ACCESS_ALL);
+    uint64_t *slots = reinterpret_cast<uint64_t*>(remote.data());
+    memset(remote.data(), 0, n * sizeof(uint64_t));
+
+    unsigned long acks = srqud_stats(peer->handle).acks_sent;
+    for (unsigned i = 0; i < n; ++i) {
+        uint64_t value = 0x5151000000000000ull | i;
+        ASSERT_UCS_OK(post([&] {
+            return uct_ep_put_short(ep, &value, sizeof(value),
+                                    remote.addr() + i * sizeof(value),
+                                    remote.rkey.rkey);
+        }));
+        /* the target applies it before the next one goes */
+        ASSERT_TRUE(progress_until(*local, [&] {
+            return __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) == value;
+        })) << "put " << i << " never landed";
+    }
+    unsigned long during = srqud_stats(peer->handle).acks_sent - acks;
+    EXPECT_LE(during, n / 32 + 1) << "acknowledgements during " << n
+                                  << " puts";
+
+    ASSERT_UCS_OK(flush());
+    for (unsigned i = 0; i < n; ++i) {
+        EXPECT_EQ(0x5151000000000000ull | i, slots[i]) << "slot " << i;
+    }
+    EXPECT_TRUE(remote.guards_intact());
+}
+
+
 TEST_F(srqud_rma, get_and_put_zcopy_sizes_verified)
 {
     unsigned long xfers;
