@@ -12,6 +12,9 @@
 #   --warmup N   iterations of each discarded warm-up run (default 2000; 0:
 #                no warm-up)
 #   --csv FILE   also write every ucx_perftest figure to FILE
+#   --rows LIST  the figures instead of the default table, each
+#                LAYER:TEST:SIZE, e.g. "ucp:tag_lat:8 ucp:ucp_put_lat:8"
+#                (what a put can save against a message, on each transport)
 #   --rc         accepted for old command lines (rc_verbs is in the default)
 #
 # Takes about 2.5 minutes in the TCG VM with the three transports.
@@ -39,12 +42,14 @@ set -uo pipefail
 ITER=${ITER:-2000}
 WARMUP=2000
 CSV=""
+ROWS_ARG=""
 TLS="srqud ud_verbs rc_verbs"
 while [ $# -gt 0 ]; do
     case "$1" in
     --csv)    CSV=${2:?--csv needs a file}; shift 2 ;;
     --rc)     case " $TLS " in *" rc_verbs "*) ;; *) TLS="$TLS rc_verbs" ;; esac; shift ;;
     --tls)    TLS=${2:?--tls needs a list}; shift 2 ;;
+    --rows)   ROWS_ARG=${2:?--rows needs a list}; shift 2 ;;
     --iter)   ITER=${2:?--iter needs a number}; shift 2 ;;
     --warmup) WARMUP=${2:?--warmup needs a number}; shift 2 ;;
     -h|--help) bench_usage; exit 0 ;;
@@ -65,6 +70,14 @@ ROWS=("uct am_lat 8" "uct am_lat 64" "uct am_lat 1024"
       "uct am_bw 64" "uct am_bw 1024" "uct am_bw 4000"
       "ucp tag_lat 8" "ucp tag_lat 1024"
       "ucp tag_bw 1024" "ucp tag_bw 65536")
+if [ -n "$ROWS_ARG" ]; then
+    ROWS=()
+    for r in $ROWS_ARG; do
+        [[ $r =~ ^(uct|ucp):[a-z_]+:[1-9][0-9]*$ ]] ||
+            { echo "--rows: not LAYER:TEST:SIZE: $r" >&2; exit 2; }
+        ROWS+=("${r//:/ }")
+    done
+fi
 NTL=${#TLA[@]}
 
 if grep -q 'QEMU TCG' /proc/cpuinfo 2>/dev/null; then
@@ -126,7 +139,7 @@ done
 echo
 echo "latency us     = half a round trip, median (ucx_perftest \"typical\") of the last 2048 iterations, microseconds; lower is better"
 echo "bandwidth MB/s = bytes sent / time of the whole timed run (ucx_perftest \"overall\"), 1 MB = 2^20 bytes; higher is better"
-echo "uct = one UCT transport alone (-x TL -d rxe0:1, bcopy above 100 B); ucp = UCP tag matching with UCX_TLS=TL,self (rc_verbs: rc_verbs,ud_verbs,self)"
+echo "uct = one UCT transport alone (-x TL -d rxe0:1, bcopy above 100 B); ucp = UCP (tag_*: tag matching, ucp_am_*: active messages, ucp_put_*/ucp_get: RMA) with UCX_TLS=TL,self (rc_verbs: rc_verbs,ud_verbs,self)"
 echo "$ITER iterations per figure after a discarded warm-up; emulated figures: compare ratios within one run, not with hardware"
 [ -n "$CSV" ] && echo "CSV: $CSV"
 if [ $FAILS -gt 0 ]; then
