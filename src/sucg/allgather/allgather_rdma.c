@@ -68,6 +68,11 @@
  * here (shared memory, ucp_rkey_ptr): there a write is a store. The choice
  * is the sender's alone: the receiver waits for the same flag either way.
  *
+ * Staged steps as one put with the flag last (SUCG_STAGED_STEP=tail, an
+ * option every rank takes alike): the step lands in a slot of its own and
+ * the receiver polls the slot's last bytes (allgather_tail.c, which says
+ * what that assumes).
+ *
  * Completion and memory ordering: data, then an ordering point, then the
  * collective sequence number into the receiver's flag slot for that step
  * (descriptors: same, into a descriptor flag).
@@ -361,7 +366,7 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
         (m * g->size <= g->layout.stage_size)) {
         for (s = 0; s < coll->nsteps; ++s) {
             if (sucg_sched_nominal_blocks(coll->kind, g->size, s) * m >
-                sucg_config_zcopy_thresh(&ctx->config, g->am)) {
+                sucg_config_zcopy_thresh(&ctx->config, g->am || g->tail)) {
                 break;
             }
         }
@@ -488,6 +493,11 @@ static ucs_status_t sucg_rdma_send(sucg_coll_h coll,
     if (coll->step >= coll->nstaged) {
         return sucg_rdma_send_zcopy(coll, st, peer);
     }
+    if (sucg_tail_step(coll, st, 0)) {
+        /* one put, its flag last (allgather_tail.c) */
+        coll->step_noflag = 1;
+        return sucg_tail_send_step(coll, st);
+    }
     if (g->am && (peer->buf_ptr == NULL) &&
         (coll->step < SUCG_AM_MAX_STEPS)) {
         /* one message: data and flag (allgather_am.c) */
@@ -558,6 +568,10 @@ static ucs_status_t sucg_rdma_progress(sucg_coll_h coll)
              * every request also covers this step's own sends */
             if (coll->outstanding > 0) {
                 return UCS_INPROGRESS;
+            }
+        } else if ((st.recv_peer >= 0) && sucg_tail_step(coll, &st, 1)) {
+            if (sucg_tail_recv_step(coll, &st) != UCS_OK) {
+                return UCS_INPROGRESS;   /* its flag has not come */
             }
         } else if ((st.recv_peer >= 0) &&
                    !sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step),

@@ -34,8 +34,9 @@ extern "C" {
 #endif
 
 /* Also in each rank's group creation record: ranks of one group must run
- * the same version (4: the record carries SUCG_ZCOPY_STEP) */
-#define SUCG_API_VERSION 4
+ * the same version (5: the record carries SUCG_STAGED_STEP, sucg_stats_t
+ * counts tail_steps) */
+#define SUCG_API_VERSION 5
 
 typedef struct sucg_context *sucg_context_h;
 typedef struct sucg_group   *sucg_group_h;
@@ -121,7 +122,8 @@ void         sucg_context_destroy(sucg_context_h context);
  * completion together, instead of a put, an ordering point and a flag put
  * (three operations where puts are emulated by messages). A group uses it
  * when every rank enabled it. Call before creating groups.
- * SUCG_STAGED_STEP=put keeps the puts (and registers nothing).
+ * SUCG_STAGED_STEP=put keeps the puts (and registers nothing); =tail takes
+ * one put with the flag last where puts are RDMA, these messages elsewhere.
  */
 ucs_status_t sucg_context_enable_am(sucg_context_h context, uint16_t am_id);
 /* Progress UCP and every started collective; returns nonzero if anything moved */
@@ -199,6 +201,8 @@ typedef struct sucg_stats {
     uint64_t tagged_tx_steps;     /* ... sent by tag */
     uint64_t am_steps;            /* staged steps sent as one active message */
     uint64_t am_dropped;          /* step messages that failed the check */
+    uint64_t tail_steps;          /* staged steps sent as one put with the
+                                     flag last (SUCG_STAGED_STEP=tail) */
 } sucg_stats_t;
 
 void sucg_stats_get(sucg_context_h context, sucg_stats_t *stats);

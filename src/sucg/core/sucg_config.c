@@ -39,7 +39,7 @@ static const char *sucg_known_vars[] = {
 };
 
 /* in the order of their enums */
-static const char *const sucg_staged_names[]   = {"am", "put"};
+static const char *const sucg_staged_names[]   = {"am", "put", "tail"};
 static const char *const sucg_zstep_names[]    = {"auto", "put", "tag"};
 static const char *const sucg_ordering_names[] = {"auto", "fence", "flush"};
 
@@ -184,19 +184,22 @@ ucs_status_t sucg_config_parse(sucg_config_t *c, sucg_config_getenv_t get,
     c->zcopy_step         = SUCG_ZCOPY_STEP_AUTO;
 
     status = sucg_cfg_choice(get, arg, "SUCG_STAGED_STEP", sucg_staged_names,
-                             2, &i, err, err_len);
+                             ucs_static_array_size(sucg_staged_names), &i,
+                             err, err_len);
     if (status != UCS_OK) {
         return status;
     }
     c->staged_step = (i < 0) ? c->staged_step : (sucg_staged_step_t)i;
     status = sucg_cfg_choice(get, arg, "SUCG_ZCOPY_STEP", sucg_zstep_names,
-                             3, &i, err, err_len);
+                             ucs_static_array_size(sucg_zstep_names), &i,
+                             err, err_len);
     if (status != UCS_OK) {
         return status;
     }
     c->zcopy_step = (i < 0) ? c->zcopy_step : (sucg_zcopy_step_t)i;
     status = sucg_cfg_choice(get, arg, "SUCG_RMA_ORDERING", sucg_ordering_names,
-                             3, &i, err, err_len);
+                             ucs_static_array_size(sucg_ordering_names), &i,
+                             err, err_len);
     if (status != UCS_OK) {
         return status;
     }
@@ -356,12 +359,12 @@ void sucg_config_dump(const sucg_config_t *c, FILE *f)
     fprintf(f, "SUCG_FAULT_REG_FAIL=%u\n", c->fault_reg_fail);
 }
 
-size_t sucg_config_zcopy_thresh(const sucg_config_t *c, int am)
+size_t sucg_config_zcopy_thresh(const sucg_config_t *c, int one_msg)
 {
     if (c->zcopy_thresh != SUCG_ZCOPY_THRESH_AUTO) {
         return c->zcopy_thresh;
     }
-    return am ? SUCG_ZCOPY_THRESH_AM : SUCG_ZCOPY_THRESH_PUT;
+    return one_msg ? SUCG_ZCOPY_THRESH_AM : SUCG_ZCOPY_THRESH_PUT;
 }
 
 sucg_allgather_algo_t sucg_config_select(const sucg_config_t *c,

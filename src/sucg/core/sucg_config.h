@@ -19,7 +19,11 @@ typedef enum {
 
 typedef enum {
     SUCG_STAGED_STEP_AM,      /* one active message, where enabled */
-    SUCG_STAGED_STEP_PUT      /* put, fence, flag put */
+    SUCG_STAGED_STEP_PUT,     /* put, fence, flag put */
+    SUCG_STAGED_STEP_TAIL     /* one put whose last 8 bytes are the flag
+                                 (allgather_tail.c): only where a put's
+                                 bytes land in order, which UCP does not
+                                 promise; must be the same on every rank */
 } sucg_staged_step_t;
 
 /* How a zero-copy step travels (SUCG_ZCOPY_STEP). Where the transport
@@ -72,10 +76,10 @@ ucs_status_t sucg_config_read(sucg_config_t *config);
 
 void sucg_config_dump(const sucg_config_t *config, FILE *stream);
 
-/* The staged/zero-copy threshold of a group whose staged steps are active
- * messages (@a am, agreed by every rank at creation) or puts: every rank
- * of the group computes the same */
-size_t sucg_config_zcopy_thresh(const sucg_config_t *config, int am);
+/* The staged/zero-copy threshold of a group whose staged steps are one
+ * message each (@a one_msg: active messages or tail puts, agreed by every
+ * rank at creation) or a put and a flag: every rank computes the same */
+size_t sucg_config_zcopy_thresh(const sucg_config_t *config, int one_msg);
 
 /* "auto", "ring", ...; NULL if out of range */
 const char *sucg_config_algo_name(sucg_allgather_algo_t algo);

@@ -37,11 +37,12 @@ typedef struct sucg_oob_record {
     uint64_t group_buffer_size;
     uint64_t allgather_algo;
     uint64_t zcopy_step;
+    uint64_t staged_step;    /* the group buffer's layout depends on it */
     uint8_t  data[];         /* rkey, then worker address */
 } sucg_oob_record_t;
 
 size_t sucg_group_layout_init(sucg_group_layout_t *l, int size,
-                              size_t stage_total)
+                              size_t stage_total, int tail)
 {
     size_t rd_steps   = sucg_sched_nsteps(SUCG_SCHED_RD, size);
     size_t ring_steps = sucg_sched_nsteps(SUCG_SCHED_RING, size);
@@ -60,7 +61,11 @@ size_t sucg_group_layout_init(sucg_group_layout_t *l, int size,
                        ~(size_t)63;
     l->stage_off     = l->desc_off + l->ndesc * SUCG_DESC_SLOT_SIZE;
     l->stage_size    = (stage_total / 2) & ~(size_t)63;
-    l->half_size     = (l->stage_off + l->stage_size + 63) & ~(size_t)63;
+    /* tail steps are staged steps, which only recursive doubling has */
+    l->ntail         = tail ? l->ndesc : 0;
+    l->tail_rx_off   = (l->stage_off + l->stage_size + 63) & ~(size_t)63;
+    l->tail_tx_off   = l->tail_rx_off + l->ntail * SUCG_TAIL_SLOT_SIZE;
+    l->half_size     = l->tail_tx_off + l->ntail * SUCG_TAIL_SLOT_SIZE;
     return 2 * l->half_size;
 }
 
@@ -72,7 +77,9 @@ static ucs_status_t sucg_group_alloc_buffer(sucg_group_h g)
     ucs_status_t status;
 
     g->buf_size   = sucg_group_layout_init(&g->layout, g->size,
-                                           ctx->config.group_buffer_size);
+                                           ctx->config.group_buffer_size,
+                                           ctx->config.staged_step ==
+                                           SUCG_STAGED_STEP_TAIL);
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                     UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                     UCP_MEM_MAP_PARAM_FIELD_FLAGS;
@@ -107,7 +114,8 @@ static int sucg_group_rma_msg(sucg_group_h g)
     sucg_lane_t lanes[SUCG_LANES_MAX];
     int r, n;
 
-    if (g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) {
+    if ((g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) &&
+        (g->ctx->config.staged_step != SUCG_STAGED_STEP_TAIL)) {
         return 0;   /* not asked */
     }
     for (r = 0; r < g->size; ++r) {
@@ -140,6 +148,7 @@ static void sucg_group_fill_record(sucg_group_h g, sucg_oob_record_t *rec,
     rec->group_buffer_size = c->group_buffer_size;
     rec->allgather_algo    = c->allgather_algo;
     rec->zcopy_step        = c->zcopy_step;
+    rec->staged_step       = c->staged_step;
     rec->features          = (g->ctx->am_enabled ? SUCG_OOB_FEATURE_AM : 0) |
                              (sucg_group_rma_msg(g) ? SUCG_OOB_FEATURE_RMA_MSG :
                                                       0);
@@ -191,6 +200,7 @@ static ucs_status_t sucg_group_check_record(sucg_group_h g, int r,
     SUCG_CHECK_SAME(group_buffer_size, "SUCG_GROUP_BUFFER_SIZE");
     SUCG_CHECK_SAME(allgather_algo, "SUCG_ALLGATHER_ALGO");
     SUCG_CHECK_SAME(zcopy_step, "SUCG_ZCOPY_STEP");
+    SUCG_CHECK_SAME(staged_step, "SUCG_STAGED_STEP");
 #undef SUCG_CHECK_SAME
     return UCS_OK;
 }
@@ -393,6 +403,10 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
         }
     }
     /* every rank saw every record: all decide alike */
+    /* not where a put is messages: srqud's zero-copy puts land chunks out
+     * of order, and a step is one message there anyway (as an AM) */
+    g->tail      = (g->ctx->config.staged_step == SUCG_STAGED_STEP_TAIL) &&
+                   !rma_msg;
     g->zcopy_tag = (g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_TAG) ||
                    ((g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_AUTO) &&
                     rma_msg);

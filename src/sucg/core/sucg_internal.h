@@ -78,7 +78,15 @@ struct sucg_context {
  *   desc_flag[ndesc]    u64  flag of descriptor slot d, value = seq
  *   desc[ndesc]         SUCG_DESC_SLOT_SIZE each
  *   stage[stage_size]   staging copy of the result (identity layout)
+ *   tail_rx[ntail]      SUCG_TAIL_SLOT_SIZE each, SUCG_STAGED_STEP=tail
+ *   tail_tx[ntail]      only: a peer's step s lands in my tail_rx[s] with
+ *                       its flag after its last byte; tail_tx[s] is where
+ *                       I compose mine (a put reads one contiguous source)
  */
+/* Largest tail step, and its slot: the data, the flag, aligned */
+#define SUCG_TAIL_MAX        32768
+#define SUCG_TAIL_SLOT_SIZE  (SUCG_TAIL_MAX + 64)
+
 typedef struct sucg_group_layout {
     size_t half_size;
     size_t nslots;
@@ -88,6 +96,9 @@ typedef struct sucg_group_layout {
     size_t desc_off;
     size_t stage_off;
     size_t stage_size;
+    size_t ntail;          /* tail slots per direction, 0 without tail */
+    size_t tail_rx_off;
+    size_t tail_tx_off;
 } sucg_group_layout_t;
 
 struct sucg_group {
@@ -101,6 +112,10 @@ struct sucg_group {
                                        active messages */
     int                 zcopy_tag;  /* zero-copy steps go by tag
                                        (SUCG_ZCOPY_STEP, agreed) */
+    int                 tail;       /* staged steps of up to SUCG_TAIL_MAX
+                                       as one put with the flag last
+                                       (SUCG_STAGED_STEP=tail, agreed, and
+                                       no rank's puts are messages) */
     int                 own_eps;
     sucg_peer_t        *peers;
     ucp_mem_h           buf_memh;
@@ -209,6 +224,15 @@ static inline uint8_t *sucg_stage(sucg_group_h g, uint64_t seq)
     return g->buf + sucg_half_off(g, seq) + g->layout.stage_off;
 }
 
+/* Offset of tail slot @a step of half @a seq, receive or compose side */
+static inline size_t sucg_tail_off(sucg_group_h g, uint64_t seq, int step,
+                                   int tx)
+{
+    return sucg_half_off(g, seq) +
+           (tx ? g->layout.tail_tx_off : g->layout.tail_rx_off) +
+           (size_t)step * SUCG_TAIL_SLOT_SIZE;
+}
+
 /* Acquire load of a flag: data behind it is read only after the flag */
 static inline int sucg_flag_is(volatile uint64_t *flag, uint64_t value)
 {
@@ -241,8 +265,17 @@ extern const sucg_coll_ops_t sucg_allgather_p2p_ops;
 ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st,
                            unsigned dirs);
 
-/* Group geometry, as used by the layout and by the group creation */
+/* Group geometry, as used by the layout and by the group creation; @a tail:
+ * with the slots of SUCG_STAGED_STEP=tail */
 size_t sucg_group_layout_init(sucg_group_layout_t *l, int size,
-                              size_t stage_total);
+                              size_t stage_total, int tail);
+
+/* Staged steps as one put with the flag last (allgather_tail.c): does
+ * step @a st of @a coll go so, its send, and its receive (UCS_INPROGRESS
+ * until the flag came; then the data is in the staging copy) */
+int          sucg_tail_step(sucg_coll_h coll, const sucg_sched_step_t *st,
+                            int recv);
+ucs_status_t sucg_tail_send_step(sucg_coll_h coll, const sucg_sched_step_t *st);
+ucs_status_t sucg_tail_recv_step(sucg_coll_h coll, const sucg_sched_step_t *st);
 
 #endif

@@ -12,8 +12,10 @@
  *               [-R RANK]   every receive-buffer registration on RANK fails
  *                           (SUCG_FAULT_REG_FAIL=100 there only): its
  *                           zero-copy steps must arrive by tagged messages
- *               [-S am|put] how staged steps must have gone: every one as
- *                           an active message, or every one as puts
+ *               [-S am|put|tail] how staged steps must have gone: every
+ *                           one as an active message, as puts, or as one
+ *                           put with its flag last (but steps beyond
+ *                           SUCG_TAIL_MAX of a rank count with extras)
  *
  * Exits 0 only if every rank verified every collective.
  */
@@ -451,12 +453,14 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     sucg_group_destroy(group);
     barrier();   /* endpoints closed everywhere before workers go away */
     if (my_rank == 0) {
-        printf("  rank0 stats: staged_puts=%llu am_steps=%llu zcopy_puts=%llu "
+        printf("  rank0 stats: staged_puts=%llu am_steps=%llu tail_steps=%llu "
+               "zcopy_puts=%llu "
                "tagged_tx_steps=%llu "
                "rcache hits=%llu misses=%llu rkey unpacks=%llu hits=%llu "
                "colls rd=%llu ring=%llu p2p_rd=%llu p2p_ring=%llu\n",
                (unsigned long long)st.staged_puts,
                (unsigned long long)st.am_steps,
+               (unsigned long long)st.tail_steps,
                (unsigned long long)st.zcopy_puts,
                (unsigned long long)st.tagged_tx_steps,
                (unsigned long long)st.rcache_hits,
@@ -476,7 +480,7 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
     if (ran_rd_zcopy && (nranks > 1) && !config_set("SUCG_ALLGATHER_ZCOPY_THRESH") &&
         !config_set("SUCG_GROUP_BUFFER_SIZE") && !config_set("SUCG_RCACHE_MAX_ENTRIES") &&
         !config_set("SUCG_FAULT_REG_FAIL") && (reg_fail_rank < 0) &&
-        ((st.staged_puts + st.am_steps == 0) ||
+        ((st.staged_puts + st.am_steps + st.tail_steps == 0) ||
          (zcopy_tag ? ((st.tagged_tx_steps == 0) || (st.tagged_rx_steps == 0) ||
                        (st.zcopy_puts != 0) || (st.rcache_misses != 0)) :
                       ((st.zcopy_puts == 0) || (st.tagged_tx_steps != 0) ||
@@ -495,11 +499,20 @@ static int rank_main(size_t max_total, sucg_allgather_algo_t *algos,
         ++errors;
     }
     if ((staged_want != NULL) && (nranks > 1) &&
-        (!strcmp(staged_want, "am") ? ((st.am_steps == 0) || (st.staged_puts != 0)) :
-                                      ((st.staged_puts == 0) || (st.am_steps != 0)))) {
+        (!strcmp(staged_want, "am") ?
+                 ((st.am_steps == 0) || (st.staged_puts + st.tail_steps != 0)) :
+         /* with extra ranks a partner's step carries its extra's blocks
+          * too, beyond SUCG_TAIL_MAX for the largest staged sizes: those
+          * go as a message or as put and flag */
+         !strcmp(staged_want, "tail") ?
+                 ((st.tail_steps == 0) ||
+                  ((st.staged_puts + st.am_steps != 0) &&
+                   !(nranks & (nranks - 1)))) :
+                 ((st.staged_puts == 0) || (st.am_steps + st.tail_steps != 0)))) {
         fprintf(stderr, "rank %d: staged steps not all as %s: puts %llu, active "
-                "messages %llu\n", my_rank, staged_want,
-                (unsigned long long)st.staged_puts, (unsigned long long)st.am_steps);
+                "messages %llu, tail puts %llu\n", my_rank, staged_want,
+                (unsigned long long)st.staged_puts, (unsigned long long)st.am_steps,
+                (unsigned long long)st.tail_steps);
         ++errors;
     }
     if (st.am_dropped != 0) {
@@ -555,7 +568,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: sucg_launch -n NRANKS [-m MAX_TOTAL] [-t TIMEOUT] "
             "[-a auto|recursive_doubling|ring|p2p_rd|p2p_ring]... [-q] [-C RANK] "
-            "[-B ITERS] [-R RANK] [-S am|put]\n");
+            "[-B ITERS] [-R RANK] [-S am|put|tail]\n");
     exit(2);
 }
 

@@ -138,6 +138,12 @@ if [ $WHICH != mpich ]; then
         expect ok "ompi $NET np=4 default table" tuned default ompi $E=$want 4 \
             "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 1048576 -t 4194304
     fi
+    # staged steps as one put with the flag last (SUCG_STAGED_STEP=tail):
+    # RDMA writes over rc_verbs, stores over shared memory, and over srqud
+    # the active messages such a group keeps; 3 ranks, so that a partner's
+    # steps carry its extra rank's blocks
+    expect ok "ompi $NET np=3 staged tail" ompi "${tls[@]}" $E=sucg SUCG_STAGED_STEP=tail 3 \
+        "${with_component[@]}" "${SUCG_RANK_PREFIX[@]}" "$OMPI_TEST" -b 262144
     np=$(echo $NPS | awk '{print $NF}'); [ $np -gt 7 ] && [ $NET = host ] && np=7
     for algo in recursive_doubling ring p2p_rd p2p_ring; do
         [ $NET != host ] && [ $algo = recursive_doubling ] && continue   # the default above

@@ -70,6 +70,10 @@ TEST(sucg_config, values)
     EXPECT_EQ(30u, c.fault_reg_fail);
     ASSERT_EQ(UCS_OK, parse({{"SUCG_ZCOPY_STEP", "put"}}, &c));
     EXPECT_EQ(SUCG_ZCOPY_STEP_PUT, c.zcopy_step);
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_STAGED_STEP", "Tail"}}, &c));
+    EXPECT_EQ(SUCG_STAGED_STEP_TAIL, c.staged_step);
+    ASSERT_EQ(UCS_OK, parse({{"SUCG_STAGED_STEP", "am"}}, &c));
+    EXPECT_EQ(SUCG_STAGED_STEP_AM, c.staged_step);
 
     for (auto a : {"auto", "recursive_doubling", "ring", "p2p_rd", "p2p_ring"}) {
         ASSERT_EQ(UCS_OK, parse({{"SUCG_ALLGATHER_ALGO", a}}, &c)) << a;
@@ -94,6 +98,7 @@ TEST(sucg_config, bad_values_name_the_variable)
         {"SUCG_RCACHE_MAX_ENTRIES", "0x10"},
         {"SUCG_RMA_ORDERING", "strong"},
         {"SUCG_STAGED_STEP", "message"},
+        {"SUCG_STAGED_STEP", "tails"},
         {"SUCG_STAGED_STEP", ""},
         {"SUCG_ZCOPY_STEP", "rendezvous"},
         {"SUCG_ZCOPY_STEP", ""},
