@@ -278,6 +278,12 @@ if [ $ROUTE = a ]; then
     run sucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 3145728 -t 500
     run sucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
     run sucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 2097152 -t 500
+    # SUCG_STAGED_STEP=tail: RDMA writes with the flag last over rc_verbs;
+    # over srqud, whose zero-copy puts land out of order, active messages
+    run sucg_launch_rc_n5_tail   env $RC_ENV SUCG_STAGED_STEP=tail "$LAUNCH" -n 5 -q -m 4194304 \
+        -a recursive_doubling -a ring -S tail -t 500
+    run sucg_launch_srqud_n3_tail_keeps_am env $SRQUD_ENV SUCG_STAGED_STEP=tail "$LAUNCH" -n 3 -q \
+        -m 4194304 -a recursive_doubling -S am -t 500
     # MPI_Allgather under Open MPI + coll/sucg and MPICH + libsucg_pmpi.so.
     # CI (for time) splits the team sizes between the transports: rc 3
     # ranks (8 ranks over rc took 4 of CI's minutes; sucg_launch_rc_n8 above

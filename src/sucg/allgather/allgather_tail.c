@@ -16,10 +16,14 @@
  * buffer is mapped here (a memcpy, then a release store) and UCP's
  * emulation over active messages (tcp with sucg's own endpoints) keep it.
  * srqud does not: its zero-copy puts (from 32 KB) land chunks in the order
- * they arrive and move misplaced ones home later. A group where some rank
- * reaches a peer whose puts are messages (sucg_lanes_rma_by_messages, as
- * for SUCG_ZCOPY_STEP) therefore keeps its steps as active messages, which
- * are one message there too. Hence an option, not a default.
+ * they arrive and move misplaced ones home later. So a sender takes the
+ * tail only to a peer whose buffer is mapped here or whose endpoint's RMA
+ * lanes are not messages (sucg_lanes_rma_by_messages: srqud, tcp or no RMA
+ * lane); to the others its steps go as they would without the option (one
+ * active message, there one message too). The choice is the sender's: the
+ * receiver of a step that may be a tail watches both the tail slot and the
+ * step's data flag, which the other ways raise. Hence an option, not a
+ * default.
  *
  * Layout (sucg_internal.h): step s of a collective lands in the receiver's
  * tail_rx[s] of that collective's half, the data packed range after range
@@ -70,6 +74,7 @@ int sucg_tail_step(sucg_coll_h coll, const sucg_sched_step_t *st, int recv)
     /* both ends of the step compute the same length: the sender from its
      * send ranges, the receiver from the same ranges as its receive */
     return g->tail && (coll->step < coll->nstaged) &&
+           (recv || g->peers[st->send_peer].tail_ok) &&
            ((size_t)coll->step < g->layout.ntail) &&
            (sucg_tail_flag_off(recv ? sucg_tail_len(st->recv, st->n_recv, m) :
                                       sucg_tail_len(st->send, st->n_send, m)) <=
@@ -126,6 +131,9 @@ ucs_status_t sucg_tail_recv_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     size_t off      = 0;
     int i;
 
+    if (sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step), coll->seq)) {
+        return UCS_OK;   /* the sender took another way (its data flag) */
+    }
     if (!sucg_flag_is((volatile uint64_t*)(rx + len), coll->seq)) {
         return UCS_INPROGRESS;
     }

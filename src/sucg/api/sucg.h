@@ -123,7 +123,8 @@ void         sucg_context_destroy(sucg_context_h context);
  * (three operations where puts are emulated by messages). A group uses it
  * when every rank enabled it. Call before creating groups.
  * SUCG_STAGED_STEP=put keeps the puts (and registers nothing); =tail takes
- * one put with the flag last where puts are RDMA, these messages elsewhere.
+ * one put with the flag last to peers reached by RDMA, these messages to
+ * the others.
  */
 ucs_status_t sucg_context_enable_am(sucg_context_h context, uint16_t am_id);
 /* Progress UCP and every started collective; returns nonzero if anything moved */

@@ -114,8 +114,7 @@ static int sucg_group_rma_msg(sucg_group_h g)
     sucg_lane_t lanes[SUCG_LANES_MAX];
     int r, n;
 
-    if ((g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) &&
-        (g->ctx->config.staged_step != SUCG_STAGED_STEP_TAIL)) {
+    if (g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) {
         return 0;   /* not asked */
     }
     for (r = 0; r < g->size; ++r) {
@@ -128,6 +127,30 @@ static int sucg_group_rma_msg(sucg_group_h g)
         }
     }
     return 0;
+}
+
+/*
+ * Which peers take staged steps as one put with the flag last
+ * (SUCG_STAGED_STEP=tail, allgather_tail.c says why): those whose buffer
+ * is mapped here, and those reached by RDMA, read from the endpoint's
+ * lanes once it exists (sucg's own endpoints too, unlike the record's
+ * answer above). Each sender decides alone: the receiver watches both.
+ */
+static void sucg_group_tail_peers(sucg_group_h g)
+{
+    sucg_lane_t lanes[SUCG_LANES_MAX];
+    sucg_peer_t *peer;
+    int r, n;
+
+    for (r = 0; r < g->size; ++r) {
+        peer = &g->peers[r];
+        if ((r == g->rank) || (peer->ep == NULL)) {
+            continue;
+        }
+        n             = sucg_ep_lanes(peer->ep, lanes, SUCG_LANES_MAX);
+        peer->tail_ok = (peer->buf_ptr != NULL) ||
+                        ((n > 0) && !sucg_lanes_rma_by_messages(lanes, n));
+    }
 }
 
 static void sucg_group_fill_record(sucg_group_h g, sucg_oob_record_t *rec,
@@ -403,10 +426,7 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
         }
     }
     /* every rank saw every record: all decide alike */
-    /* not where a put is messages: srqud's zero-copy puts land chunks out
-     * of order, and a step is one message there anyway (as an AM) */
-    g->tail      = (g->ctx->config.staged_step == SUCG_STAGED_STEP_TAIL) &&
-                   !rma_msg;
+    g->tail      = (g->ctx->config.staged_step == SUCG_STAGED_STEP_TAIL);
     g->zcopy_tag = (g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_TAG) ||
                    ((g->ctx->config.zcopy_step == SUCG_ZCOPY_STEP_AUTO) &&
                     rma_msg);
@@ -415,6 +435,9 @@ SUCG_EXPORT ucs_status_t sucg_group_create_complete(sucg_group_h g,
     if (status != UCS_OK) {
         sucg_group_release(g);
         return status;
+    }
+    if (g->tail) {
+        sucg_group_tail_peers(g);   /* the endpoints exist now, own ones too */
     }
     return UCS_OK;
 }

@@ -47,6 +47,8 @@ typedef struct sucg_peer {
     uint8_t   *buf_ptr;    /* ... mapped in our address space (shared
                               memory, ucp_rkey_ptr), else NULL: writes
                               there are stores, see allgather_rdma.c */
+    int        tail_ok;    /* staged steps to it may go as one put with
+                              the flag last (allgather_tail.c) */
     struct {
         uint64_t   reg_id;  /* 0: empty */
         uint64_t   last_use;
@@ -112,10 +114,9 @@ struct sucg_group {
                                        active messages */
     int                 zcopy_tag;  /* zero-copy steps go by tag
                                        (SUCG_ZCOPY_STEP, agreed) */
-    int                 tail;       /* staged steps of up to SUCG_TAIL_MAX
-                                       as one put with the flag last
-                                       (SUCG_STAGED_STEP=tail, agreed, and
-                                       no rank's puts are messages) */
+    int                 tail;       /* SUCG_STAGED_STEP=tail (agreed): the
+                                       tail slots exist; a sender takes
+                                       them per peer (tail_ok) */
     int                 own_eps;
     sucg_peer_t        *peers;
     ucp_mem_h           buf_memh;
@@ -270,9 +271,11 @@ ucs_status_t sucg_p2p_post(sucg_coll_h coll, const sucg_sched_step_t *st,
 size_t sucg_group_layout_init(sucg_group_layout_t *l, int size,
                               size_t stage_total, int tail);
 
-/* Staged steps as one put with the flag last (allgather_tail.c): does
- * step @a st of @a coll go so, its send, and its receive (UCS_INPROGRESS
- * until the flag came; then the data is in the staging copy) */
+/* Staged steps as one put with the flag last (allgather_tail.c): may step
+ * @a st of @a coll go so (@a recv: as the receiver sees it; the sender
+ * also asks its peer's tail_ok, set at group creation), its send, and its
+ * receive (UCS_INPROGRESS until the flag came; then the data is in the
+ * staging copy) */
 int          sucg_tail_step(sucg_coll_h coll, const sucg_sched_step_t *st,
                             int recv);
 ucs_status_t sucg_tail_send_step(sucg_coll_h coll, const sucg_sched_step_t *st);

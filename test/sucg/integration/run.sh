@@ -51,14 +51,15 @@ run sm_n2_8MB "UCX_TLS=sm,self n=2 8MB" env UCX_TLS=sm,self "$LAUNCH" -n 2 -m $(
 run tcp_n5_staged_puts "UCX_TLS=tcp,self n=5 staged steps as puts" \
     env UCX_TLS=tcp,self SUCG_STAGED_STEP=put "$LAUNCH" -n 5 -q -m $((4 << 20)) -S put -t 150
 # staged steps as one put with the flag last (SUCG_STAGED_STEP=tail): over
-# tcp UCP's puts (messages applied in order), over shared memory stores
-# into the mapped buffer; rank counts with extra ranks, both algorithms
-run tcp_n5_staged_tail "UCX_TLS=tcp,self n=5 staged steps as tail puts" \
-    env UCX_TLS=tcp,self SUCG_STAGED_STEP=tail "$LAUNCH" -n 5 -q -m $((4 << 20)) \
-    -a recursive_doubling -a ring -S tail -t 150
+# shared memory stores into the mapped buffer, with an extra rank; over tcp,
+# whose puts are messages, the senders keep active messages (the receivers
+# watch both); both algorithms, every byte checked
 run sm_n3_staged_tail "UCX_TLS=sm,self n=3 staged steps as tail stores" \
     env UCX_TLS=sm,self SUCG_STAGED_STEP=tail "$LAUNCH" -n 3 -q -m $((4 << 20)) \
     -a recursive_doubling -a ring -S tail -t 150
+run tcp_n5_staged_tail_keeps_am "UCX_TLS=tcp,self n=5 tail asked, messages kept" \
+    env UCX_TLS=tcp,self SUCG_STAGED_STEP=tail "$LAUNCH" -n 5 -q -m $((4 << 20)) \
+    -a recursive_doubling -a ring -S am -t 150
 # zero-copy steps by tag (what a group over srqud or tcp takes when the
 # caller gives its endpoints): staged steps, then tagged sends into posted
 # receives, no registration; both RDMA algorithms, every byte checked
