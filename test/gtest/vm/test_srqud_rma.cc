@@ -125,6 +125,20 @@ protected:
 };
 
 
+/* Acknowledgements held back for 2 s and no resend before 4 s: what is
+ * acknowledged sooner was asked for, or ACK_THRESH was reached, however
+ * slowly the test runs */
+class srqud_rma_slow_acks : public srqud_rma {
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_ACK_DELAY", "2s");
+        set_env("UCX_SRQUD_RTO_MIN", "4s");
+        set_env("UCX_SRQUD_RTO_MAX", "4s");
+    }
+};
+
+
 /* A pool of one QP */
 class srqud_rma_pool : public srqud_rma {
 protected:
@@ -192,7 +206,7 @@ TEST_F(srqud_rma, put_short_bcopy_get_bcopy_verified)
  * target acknowledges every ACK_THRESH (32) puts or for a flush, not each
  * put with a packet of its own; every byte still lands, and the flush
  * completes. */
-TEST_F(srqud_rma, puts_do_not_draw_an_ack_each)
+TEST_F(srqud_rma_slow_acks, puts_do_not_draw_an_ack_each)
 {
     const unsigned n = 96;
     region remote(ctx, n * sizeof(uint64_t), UCT_MD_MEM_ACCESS_ALL);
@@ -221,6 +235,34 @@ TEST_F(srqud_rma, puts_do_not_draw_an_ack_each)
         EXPECT_EQ(0x5151000000000000ull | i, slots[i]) << "slot " << i;
     }
     EXPECT_TRUE(remote.guards_intact());
+}
+
+
+/* A flush without a completion is polled: it asks the target for its
+ * acknowledgement once, not at every poll, and not never (puts do not ask,
+ * so without it the flush would wait for the target's ACK_DELAY) */
+TEST_F(srqud_rma_slow_acks, polling_flush_asks_for_the_ack_once)
+{
+    region remote(ctx, 64, UCT_MD_MEM_ACCESS_ALL);
+    uint64_t value = 0x5eed;
+    memset(remote.data(), 0, 64);
+
+    unsigned long asked = srqud_stats(local->handle).ack_requests;
+    ASSERT_UCS_OK(post([&] {
+        return uct_ep_put_short(ep, &value, sizeof(value), remote.addr(),
+                                remote.rkey.rkey);
+    }));
+    unsigned long polls = 0;
+    ucs_status_t status = UCS_INPROGRESS;
+    ASSERT_TRUE(progress_until(*local, [&] {
+        ++polls;
+        status = uct_ep_flush(ep, 0, NULL);
+        return (status != UCS_INPROGRESS) && (status != UCS_ERR_NO_RESOURCE);
+    }, 400000000ul)) << "the flush never completed";
+    EXPECT_EQ(UCS_OK, status);
+    EXPECT_EQ(1u, srqud_stats(local->handle).ack_requests - asked)
+        << "acknowledgement requests in " << polls << " polls";
+    EXPECT_EQ(value, *reinterpret_cast<uint64_t*>(remote.data()));
 }
 
 

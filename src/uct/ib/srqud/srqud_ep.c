@@ -726,6 +726,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->ops          = 0;
     self->tx.next      = 0;
     self->tx.acked     = (uct_srqud_psn_t)-1;
+    self->tx.ack_asked = (uct_srqud_psn_t)-1;
     self->tx.cwnd      = iface->config.tx_window;
     self->tx.ssthresh  = iface->config.tx_window;
     self->tx.rto       = iface->config.rto_min;

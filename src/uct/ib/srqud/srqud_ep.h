@@ -104,6 +104,9 @@ typedef struct uct_srqud_ep {
     struct {
         uct_srqud_psn_t      next;         /* psn of the next packet */
         uct_srqud_psn_t      acked;        /* last acknowledged psn */
+        uct_srqud_psn_t      ack_asked;    /* tx.next when a flush without a
+                                              completion last asked for an
+                                              ack (it is polled) */
         uint16_t             cwnd;         /* congestion window, packets
                                               (srqud_sr.h); the send window
                                               on a clean path */

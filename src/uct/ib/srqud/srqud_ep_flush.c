@@ -253,6 +253,22 @@ ucs_status_t uct_srqud_ep_add_flush(uct_srqud_iface_t *iface,
 }
 
 
+/* A flush without a completion is polled: it asks for an acknowledgement
+ * once per packet sent since, not per poll. Requests and AMs do not ask
+ * (a reply or ACK_THRESH brings the ack), so without this it would wait
+ * for ACK_DELAY. */
+static void uct_srqud_ep_flush_ask(uct_srqud_iface_t *iface,
+                                   uct_srqud_ep_t *ep)
+{
+    if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
+        !ucs_queue_is_empty(&ep->tx.window) &&
+        (ep->tx.ack_asked != ep->tx.next) &&
+        (uct_srqud_ep_request_ack(iface, ep) == UCS_OK)) {
+        ep->tx.ack_asked = ep->tx.next;   /* else the next poll asks */
+    }
+}
+
+
 ucs_status_t uct_srqud_ep_add_rma_flush(uct_srqud_iface_t *iface,
                                         uct_srqud_ep_t *ep, uint32_t op_id,
                                         uct_completion_t *comp)
@@ -341,6 +357,8 @@ uct_srqud_ep_flush_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         if (status != UCS_OK) {
             return status;
         }
+    } else {
+        uct_srqud_ep_flush_ask(iface, ep);
     }
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
@@ -412,6 +430,11 @@ ucs_status_t uct_srqud_ep_flush_all(uct_srqud_iface_t *iface,
         }
         /* the caller counted one completion; each endpoint delivers one */
         comp->count += count - 1;
+    } else {
+        /* the endpoints with unacknowledged packets */
+        ucs_list_for_each(ep, &iface->tx.active_list, tx.active_list) {
+            uct_srqud_ep_flush_ask(iface, ep);
+        }
     }
     return UCS_INPROGRESS;
 }

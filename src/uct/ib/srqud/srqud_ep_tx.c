@@ -123,11 +123,17 @@ ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+ucs_status_t uct_srqud_ep_request_ack(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep)
 {
     /* best effort: the retransmission timer covers a lost request */
-    uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
-                        UCT_SRQUD_PACKET_FLAG_ACK_REQ);
+    ucs_status_t status = uct_srqud_ep_tx_ctl(iface, ep, UCT_SRQUD_CTL_ACK,
+                                              UCT_SRQUD_PACKET_FLAG_ACK_REQ);
+
+    if (status == UCS_OK) {
+        ++iface->stats.ack_requests;
+    }
+    return status;
 }
 
 

@@ -27,7 +27,8 @@ ucs_status_t uct_srqud_ep_tx_ctl(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                                  uint8_t ctl, int flags);
 
 /* Ask the peer to acknowledge now (an active ep) */
-void uct_srqud_ep_request_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+ucs_status_t uct_srqud_ep_request_ack(uct_srqud_iface_t *iface,
+                                      uct_srqud_ep_t *ep);
 
 /* An acknowledgement (ACK, NACK or CREP) of a passive ep, with the
  * selective part when it holds packets ahead of a gap */

@@ -436,7 +436,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "zcopy_pool_qps %u zcopy_pool_peak %u doorbells %lu "
              "back_acks_sent %lu back_acks_taken %lu timeouts_undone %lu "
              "async_ticks %lu unsignaled %lu stale_completions %lu "
-             "hold_posted %lu user_steps %lu idle_steps %lu timer_sets %lu",
+             "hold_posted %lu user_steps %lu idle_steps %lu timer_sets %lu "
+             "ack_requests %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -454,7 +455,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->back_acks_sent, s->back_acks_taken, s->tx_timeouts_undone,
              s->async_ticks, s->tx_unsignaled, s->tx_stale_completions,
              s->tx_hold_posted, s->tx_user_steps, s->tx_idle_steps,
-             s->timer_sets);
+             s->timer_sets, s->ack_requests);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

@@ -92,6 +92,8 @@ typedef struct uct_srqud_iface_stats {
     unsigned long timer_sets;         /* the watchdog set (a system call):
                                          by progress once a tick, and for
                                          send batches (TX_HOLD) */
+    unsigned long ack_requests;       /* acks asked for at once (flushes,
+                                         the ops they wait for) */
     /* bounds on what peers can make this interface hold (threat model in
      * docs/design.md) */
     unsigned long passive_reaped;     /* idle passive eps freed to make room
