@@ -89,29 +89,24 @@ ucs_status_t sucg_tail_send_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     const uint8_t *src  = sucg_stage(g, coll->seq);
     size_t roff         = sucg_tail_off(g, coll->seq, coll->step, 0);
     uint8_t *tx         = g->buf + sucg_tail_off(g, coll->seq, coll->step, 1);
+    /* mapped here: the peer's slot itself; else my slot, the put's source */
+    uint8_t *dst        = (peer->buf_ptr != NULL) ? peer->buf_ptr + roff : tx;
     size_t len          = 0;
     ucp_request_param_t param;
     int i;
 
     g->ctx->stats.tail_steps++;
-    if (peer->buf_ptr != NULL) {
-        /* mapped here: stores, the flag a release store after the data */
-        for (i = 0; i < st->n_send; ++i) {
-            memcpy(peer->buf_ptr + roff + len, src + st->send[i].first * m,
-                   st->send[i].count * m);
-            len += st->send[i].count * m;
-        }
-        __atomic_store_n((uint64_t*)(peer->buf_ptr + roff +
-                                     sucg_tail_flag_off(len)),
-                         coll->seq, __ATOMIC_RELEASE);
-        return UCS_OK;
-    }
-
     for (i = 0; i < st->n_send; ++i) {
-        memcpy(tx + len, src + st->send[i].first * m, st->send[i].count * m);
+        memcpy(dst + len, src + st->send[i].first * m, st->send[i].count * m);
         len += st->send[i].count * m;
     }
     len = sucg_tail_flag_off(len);
+    if (peer->buf_ptr != NULL) {
+        /* stores: the flag a release store after the data */
+        __atomic_store_n((uint64_t*)(dst + len), coll->seq, __ATOMIC_RELEASE);
+        return UCS_OK;
+    }
+
     memcpy(tx + len, &coll->seq, sizeof(uint64_t));
     sucg_coll_req_param(coll, &param, g->buf_memh);
     return sucg_coll_req_track(coll, ucp_put_nbx(peer->ep, tx,

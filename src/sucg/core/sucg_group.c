@@ -109,20 +109,25 @@ static ucs_status_t sucg_group_alloc_buffer(sucg_group_h g)
  * emulation)? Read from the endpoints the caller gave; with endpoints of
  * sucg's own, created after the exchange, the answer is no (puts).
  */
-static int sucg_group_rma_msg(sucg_group_h g)
+/* 1: @a ep's puts are messages; 0: they are RDMA; -1: its lanes unread */
+static int sucg_group_ep_rma_msg(ucp_ep_h ep)
 {
     sucg_lane_t lanes[SUCG_LANES_MAX];
-    int r, n;
+    int n = sucg_ep_lanes(ep, lanes, SUCG_LANES_MAX);
+
+    return (n > 0) ? sucg_lanes_rma_by_messages(lanes, n) : -1;
+}
+
+static int sucg_group_rma_msg(sucg_group_h g)
+{
+    int r;
 
     if (g->ctx->config.zcopy_step != SUCG_ZCOPY_STEP_AUTO) {
         return 0;   /* not asked */
     }
     for (r = 0; r < g->size; ++r) {
-        if (g->peers[r].ep == NULL) {
-            continue;
-        }
-        n = sucg_ep_lanes(g->peers[r].ep, lanes, SUCG_LANES_MAX);
-        if ((n > 0) && sucg_lanes_rma_by_messages(lanes, n)) {
+        if ((g->peers[r].ep != NULL) &&
+            (sucg_group_ep_rma_msg(g->peers[r].ep) == 1)) {
             return 1;
         }
     }
@@ -138,18 +143,16 @@ static int sucg_group_rma_msg(sucg_group_h g)
  */
 static void sucg_group_tail_peers(sucg_group_h g)
 {
-    sucg_lane_t lanes[SUCG_LANES_MAX];
     sucg_peer_t *peer;
-    int r, n;
+    int r;
 
     for (r = 0; r < g->size; ++r) {
         peer = &g->peers[r];
         if ((r == g->rank) || (peer->ep == NULL)) {
             continue;
         }
-        n             = sucg_ep_lanes(peer->ep, lanes, SUCG_LANES_MAX);
         peer->tail_ok = (peer->buf_ptr != NULL) ||
-                        ((n > 0) && !sucg_lanes_rma_by_messages(lanes, n));
+                        (sucg_group_ep_rma_msg(peer->ep) == 0);
     }
 }
 
