@@ -26,8 +26,8 @@
 # variable (put, table and native likewise).
 # src/sucg/examples/allgather_bench.c times ITERS calls per size (default
 # 500) after 50 untimed ones, fewer for large sizes: at most BUDGET bytes of
-# results per size (default 16M; at least 5 calls), the mean per call, the
-# slowest rank's; it checks the result and labels each size with the path
+# results per size (default 16M; at least 5 calls), the mean per call and
+# the 99th percentile of the calls, each the slowest rank's; it checks the result and labels each size with the path
 # its calls took (the run fails on a wrong byte or path). SIZES: per-rank
 # blocks, default 8,64,1K,4K,16K,64K,256K,1M.
 #
@@ -35,8 +35,9 @@
 #
 # Output in $SRQUD_BUILD/bench/NAME (default sucg-tune): runs.csv (every
 # repetition), summary.csv and table.txt: per transport, MPI, rank count
-# and size the median over the repetitions of each Allgather (smallest and
-# largest in brackets), sucg / native, and a verdict: "sucg wins" when
+# and size the median over the repetitions of each Allgather's mean
+# (smallest and largest in brackets), sucg / native, the median of its p99
+# per call and each p99 over native's, and a verdict (on the means): "sucg wins" when
 # sucg's slowest repetition beats native's fastest, "sucg loses" the
 # reverse, else "within spread"; "table: SLOWER" marks a size where even
 # the shipped table's fastest repetition is slower than native's slowest.
@@ -118,7 +119,7 @@ if [ -n "$ANALYSE" ]; then
     NETS=$(awk -F, 'NR > 1 && !s[$2]++ { printf "%s ", $2 }' "$CSV")
     REPS=0
 else
-    echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path" > "$CSV"
+    echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path,p99_us" > "$CSV"
 fi
 total=$(( REPS * $(wc -w <<< "$NETS") * $(wc -w <<< "$MPIS") * $(wc -w <<< "$NPS") *
          $(wc -w <<< "$KINDS") ))
@@ -142,9 +143,9 @@ for rep in $(seq "$REPS"); do
                     SUCG_RUN_ENV=$env
                     if out=$(sucg_run "$(impl "$m" "$kind")" "$np" \
                              "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
-                        # label,np,bytes,iters,lat_us,path
+                        # label,np,bytes,iters,lat_us,path,p99_us
                         echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$label" \
-                            'NF == 6 { print p "," $3 "," $4 "," $5 "," $6 }' >> "$CSV"
+                            'NF == 7 { print p "," $3 "," $4 "," $5 "," $6 "," $7 }' >> "$CSV"
                     else
                         rc=1
                     fi
@@ -169,10 +170,15 @@ tl = {'srqud': 'srqud', 'rc': 'rc_verbs', 'host': 'shm'}
 cell = {}
 for r in rows:
     k = (r['net'], r['mpi'], int(r['np']), int(r['bytes']), r['kind'])
-    cell.setdefault(k, []).append((float(r['lat_us']), r['path']))
+    # runs.csv of a version without p99_us: no p99 column
+    tail = float(r['p99_us']) if r.get('p99_us') else None
+    cell.setdefault(k, []).append((float(r['lat_us']), r['path'], tail))
 def stat(k):
-    v = [x for x, _ in cell.get(k, [])]
+    v = [x for x, _, _ in cell.get(k, [])]
     return (statistics.median(v), min(v), max(v)) if v else None
+def p99(k):
+    v = [t for _, _, t in cell.get(k, []) if t is not None]
+    return statistics.median(v) if v else None
 def human(b):
     for s, u in ((20, 'M'), (10, 'K')):
         if b >= 1 << s and b % (1 << s) == 0:
@@ -185,7 +191,8 @@ out = csv.writer(open(sys.argv[2], 'w'))
 out.writerow(['net', 'mpi', 'np', 'bytes'] +
              [k + x for k in kinds for x in ('_us', '_lo', '_hi')] +
              ['ratio'] + [k + '_ratio' for k in others if k != 'sucg'] +
-             ['verdict', 'table_slower', 'table_path'])
+             ['verdict', 'table_slower', 'table_path'] +
+             [k + '_p99_us' for k in kinds] + [k + '_p99_ratio' for k in others])
 wins = {}
 slower = 0
 cells = 0
@@ -199,7 +206,9 @@ for k in keys:
         print('\n## %s, %s, %d ranks: MPI_Allgather, us per call (median of the '
               'repetitions, smallest-largest); ratios to native' % (tl[k[0]], k[1], k[2]))
         print('%-6s ' % 'bytes' + ' '.join('%-24s' % x for x in kinds) + ' ' +
-              ' '.join('%-7s' % (x + '/n') for x in others) + ' %-14s %s' % ('verdict', "table's path"))
+              ' '.join('%-7s' % (x + '/n') for x in others) + ' %-14s ' % 'verdict' +
+              '%-*s ' % (8 * len(kinds), 'p99: ' + '/'.join(kinds)) +
+              ' '.join('%-7s' % (x + '/n') for x in others) + " table's path")
         last = k[:3]
     verdict = ('sucg wins' if s[2] < n[1] else
                'sucg loses' if s[1] > n[2] else 'within spread')
@@ -208,14 +217,23 @@ for k in keys:
     bad = bool(t) and t[1] > n[2]
     cells += bool(t)
     slower += bad
-    paths = sorted({p for _, p in cell.get(k + ('table',), [])})
+    paths = sorted({p for _, p, _ in cell.get(k + ('table',), [])})
+    tails = {x: p99(k + (x,)) for x in kinds}
+    nt = tails['native']
+    tratio = {x: tails[x] / nt if (tails[x] and nt) else None for x in others}
     print('%-6s ' % human(k[3]) + ' '.join('%-24s' % fmt(st[x]) for x in kinds) + ' ' +
           ' '.join('%-7.2f' % (st[x][0] / n[0]) if st[x] else '-      ' for x in others) +
-          ' %-14s %s%s' % (verdict, ','.join(paths), '  SLOWER' if bad else ''))
+          ' %-14s ' % verdict +
+          '%-*s ' % (8 * len(kinds), '/'.join('%.0f' % tails[x] if tails[x] else '-'
+                                               for x in kinds)) +
+          ' '.join('%-7.2f' % tratio[x] if tratio[x] else '-      ' for x in others) +
+          ' %s%s' % (','.join(paths), '  SLOWER' if bad else ''))
     out.writerow(list(k) + [round(v, 2) for x in kinds for v in (st[x] or (0, 0, 0))] +
                  [round(s[0] / n[0], 3)] +
                  [round(st[x][0] / n[0], 3) if st[x] else '' for x in others if x != 'sucg'] +
-                 [verdict, int(bad), ';'.join(paths)])
+                 [verdict, int(bad), ';'.join(paths)] +
+                 [round(tails[x], 2) if tails[x] else '' for x in kinds] +
+                 [round(tratio[x], 3) if tratio[x] else '' for x in others])
 mpis = sorted({k[1] for k in keys})
 var = {'ompi': 'Open MPI, coll_sucg_tune', 'mpich': 'MPICH, SUCG_MPI_TUNE'}
 print('\n## the tables this measurement supports (the sizes where sucg wins)')

@@ -26,30 +26,35 @@
  * default.
  *
  * Layout (sucg_internal.h): step s of a collective lands in the receiver's
- * tail_rx[s] of that collective's half, the data packed range after range
- * and the flag (the sequence number) at the next multiple of 8 bytes; the
- * sender composes the
- * same bytes in its own tail_tx[s], the put's one contiguous source, which
- * stays untouched until the put completed (the executor waits for every
- * put before the collective ends, and the next one uses the other half).
- * Both ends compute the step's length from the schedule. A step longer
- * than SUCG_TAIL_MAX (a partner's in recursive doubling with extra ranks
- * carries its extra's blocks too, up to twice the nominal size) goes as
- * the group's staged steps would without this option.
+ * tail_rx[s] of that collective's half: the flag (the sequence number) at
+ * the slot's fixed place SUCG_TAIL_MAX, the data packed range after range
+ * just before it (from the multiple of 8 bytes that leaves it room).
+ * The sender composes the same bytes in its own tail_tx[s], the put's one
+ * contiguous source, which stays untouched until the put completed (the
+ * executor waits for every put before the collective ends, and the next
+ * one uses the other half). Both ends compute the step's length from the
+ * schedule. A step longer than SUCG_TAIL_MAX (a partner's in recursive
+ * doubling with extra ranks carries its extra's blocks too, up to twice
+ * the nominal size) goes as the group's staged steps would without this
+ * option.
  *
- * Why the receiver clears the slot: the flag's place moves with the step's
- * length, and the bytes of an earlier, longer step of the same half (user
- * data) may hold any value there, the new sequence number included. After
- * copying the data out the receiver zeroes the data and the flag, before
- * the peer can write that half again (the double-buffering argument of
- * allgather_rdma.c); sequence numbers start at 1, so 0 never matches.
+ * Why the flag has a fixed place: wherever else the flag lay, bytes of an
+ * earlier step of the same half (user data) could hold any value there,
+ * the new sequence number included, and the receiver would have to clear
+ * the whole slot after every step. At a fixed place it only ever holds an
+ * earlier sequence number of this half (or 0, as the buffer starts), and
+ * sequence numbers do not repeat: nothing to clear.
+ *
+ * The receiver copies a step's data into its staging half, whence later
+ * steps send it; the last staged step's, which no later staged step
+ * sends, straight into rbuf (the executor's unstage then skips that step).
  */
 #include "sucg/core/sucg_internal.h"
 
 #include <string.h>
 
-/* Where a step of @a len bytes has its flag */
-static size_t sucg_tail_flag_off(size_t len)
+/* Room a step of @a len bytes takes before the flag */
+static size_t sucg_tail_room(size_t len)
 {
     return (len + 7) & ~(size_t)7;
 }
@@ -76,8 +81,8 @@ int sucg_tail_step(sucg_coll_h coll, const sucg_sched_step_t *st, int recv)
     return g->tail && (coll->step < coll->nstaged) &&
            (recv || g->peers[st->send_peer].tail_ok) &&
            ((size_t)coll->step < g->layout.ntail) &&
-           (sucg_tail_flag_off(recv ? sucg_tail_len(st->recv, st->n_recv, m) :
-                                      sucg_tail_len(st->send, st->n_send, m)) <=
+           (sucg_tail_room(recv ? sucg_tail_len(st->recv, st->n_recv, m) :
+                                  sucg_tail_len(st->send, st->n_send, m)) <=
             SUCG_TAIL_MAX);
 }
 
@@ -89,6 +94,10 @@ ucs_status_t sucg_tail_send_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     const uint8_t *src  = sucg_stage(g, coll->seq);
     size_t roff         = sucg_tail_off(g, coll->seq, coll->step, 0);
     uint8_t *tx         = g->buf + sucg_tail_off(g, coll->seq, coll->step, 1);
+    /* the data starts where it ends at the flag */
+    size_t room         = sucg_tail_room(sucg_tail_len(st->send, st->n_send,
+                                                       m));
+    size_t start        = SUCG_TAIL_MAX - room;
     /* mapped here: the peer's slot itself; else my slot, the put's source */
     uint8_t *dst        = (peer->buf_ptr != NULL) ? peer->buf_ptr + roff : tx;
     size_t len          = 0;
@@ -97,21 +106,22 @@ ucs_status_t sucg_tail_send_step(sucg_coll_h coll, const sucg_sched_step_t *st)
 
     g->ctx->stats.tail_steps++;
     for (i = 0; i < st->n_send; ++i) {
-        memcpy(dst + len, src + st->send[i].first * m, st->send[i].count * m);
+        memcpy(dst + start + len, src + st->send[i].first * m,
+               st->send[i].count * m);
         len += st->send[i].count * m;
     }
-    len = sucg_tail_flag_off(len);
     if (peer->buf_ptr != NULL) {
         /* stores: the flag a release store after the data */
-        __atomic_store_n((uint64_t*)(dst + len), coll->seq, __ATOMIC_RELEASE);
+        __atomic_store_n((uint64_t*)(dst + SUCG_TAIL_MAX), coll->seq,
+                         __ATOMIC_RELEASE);
         return UCS_OK;
     }
 
-    memcpy(tx + len, &coll->seq, sizeof(uint64_t));
+    memcpy(tx + SUCG_TAIL_MAX, &coll->seq, sizeof(uint64_t));
     sucg_coll_req_param(coll, &param, g->buf_memh);
-    return sucg_coll_req_track(coll, ucp_put_nbx(peer->ep, tx,
-                                                 len + sizeof(uint64_t),
-                                                 peer->buf_addr + roff,
+    return sucg_coll_req_track(coll, ucp_put_nbx(peer->ep, tx + start,
+                                                 room + sizeof(uint64_t),
+                                                 peer->buf_addr + roff + start,
                                                  peer->buf_rkey, &param));
 }
 
@@ -120,22 +130,25 @@ ucs_status_t sucg_tail_recv_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     sucg_group_h g  = coll->group;
     size_t m        = coll->params.count;
     uint8_t *rx     = g->buf + sucg_tail_off(g, coll->seq, coll->step, 0);
-    uint8_t *stage  = sucg_stage(g, coll->seq);
-    size_t len      = sucg_tail_flag_off(sucg_tail_len(st->recv, st->n_recv,
-                                                       m));
-    size_t off      = 0;
+    /* no later staged step sends what the last one brings: rbuf at once,
+     * not staging and a copy from there at the end */
+    const int last  = (coll->step == coll->nstaged - 1);
+    uint8_t *dst    = last ? (uint8_t*)coll->params.rbuf :
+                             sucg_stage(g, coll->seq);
+    size_t off      = SUCG_TAIL_MAX -
+                      sucg_tail_room(sucg_tail_len(st->recv, st->n_recv, m));
     int i;
 
     if (sucg_flag_is(sucg_data_flag(g, coll->seq, coll->step), coll->seq)) {
         return UCS_OK;   /* the sender took another way (its data flag) */
     }
-    if (!sucg_flag_is((volatile uint64_t*)(rx + len), coll->seq)) {
+    if (!sucg_flag_is((volatile uint64_t*)(rx + SUCG_TAIL_MAX), coll->seq)) {
         return UCS_INPROGRESS;
     }
     for (i = 0; i < st->n_recv; ++i) {
-        memcpy(stage + st->recv[i].first * m, rx + off, st->recv[i].count * m);
+        memcpy(dst + st->recv[i].first * m, rx + off, st->recv[i].count * m);
         off += st->recv[i].count * m;
     }
-    memset(rx, 0, len + sizeof(uint64_t));
+    coll->last_in_rbuf = last;
     return UCS_OK;
 }

@@ -81,9 +81,10 @@ struct sucg_context {
  *   desc[ndesc]         SUCG_DESC_SLOT_SIZE each
  *   stage[stage_size]   staging copy of the result (identity layout)
  *   tail_rx[ntail]      SUCG_TAIL_SLOT_SIZE each, SUCG_STAGED_STEP=tail
- *   tail_tx[ntail]      only: a peer's step s lands in my tail_rx[s] with
- *                       its flag after its last byte; tail_tx[s] is where
- *                       I compose mine (a put reads one contiguous source)
+ *   tail_tx[ntail]      only: a peer's step s lands in my tail_rx[s], its
+ *                       flag at the slot's offset SUCG_TAIL_MAX and its
+ *                       data just before; tail_tx[s] is where I compose
+ *                       mine (a put reads one contiguous source)
  */
 /* Largest tail step, and its slot: the data, the flag, aligned */
 #define SUCG_TAIL_MAX        32768
@@ -177,6 +178,8 @@ struct sucg_coll {
     /* RDMA */
     int                   nstaged;     /* leading steps using the group buffer */
     int                   in_stage;    /* received data still in staging */
+    int                   last_in_rbuf; /* the last staged step's data went
+                                           to rbuf at once (a tail step) */
     sucg_rcache_entry_t  *rreg;        /* rbuf registration */
     uint64_t              flag_src;    /* source of flag puts (= seq) */
     uint8_t               desc_src[SUCG_DESC_SLOT_SIZE]; /* my descriptor */

@@ -17,9 +17,11 @@
  *       no-buffer-reuse case); only the MPI_Allgather calls are timed
  *   -l  label printed in the first CSV column
  *
- * Rank 0 prints CSV: label,np,bytes,iters,lat_us,path - lat_us is the mean
- * time of one call, the maximum over ranks; path is "ucg:ALGO" when every
- * timed call ran through sucg, "mpi" when none did. The result of the last
+ * Rank 0 prints CSV: label,np,bytes,iters,lat_us,path,p99_us - lat_us is
+ * the mean time of one call, the maximum over ranks; path is "ucg:ALGO"
+ * when every timed call ran through sucg, "mpi" when none did; p99_us the
+ * 99th percentile of the timed calls, the maximum over ranks (an
+ * application waits for its slow calls, which a mean hides). The result of the last
  * call of every size is checked byte by byte on every rank; exit status 1
  * on a mismatch.
  */
@@ -95,13 +97,30 @@ static long check(const uint8_t *rbuf, size_t bytes)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double*)a, y = *(const double*)b;
+
+    return (x > y) - (x < y);
+}
+
+/* the 99th percentile of @a n times (nearest rank), sorted in place */
+static double p99(double *t, int n)
+{
+    int k = (99 * n + 99) / 100;
+
+    qsort(t, n, sizeof(*t), cmp_double);
+    return t[(k < 1) ? 0 : k - 1];
+}
+
 /* one size; returns the number of ranks that saw a wrong result */
 static long run_size(size_t bytes, int iters, int warm, int fresh,
                      const char *label)
 {
     sucg_mpi_stats_t s0, s1;
     uint8_t *sbuf = NULL, *rbuf = NULL;
-    double t = 0, t0, lat, lat_max;
+    double t = 0, t0, dt, lat, lat_max, tail, tail_max;
+    double *times = malloc(iters * sizeof(*times));
     long bad = 0, bad_all;
     char pbuf[64];
     const char *path;
@@ -112,7 +131,7 @@ static long run_size(size_t bytes, int iters, int warm, int fresh,
         if ((i == 0) || fresh) {
             sbuf = buf_get(bytes, fresh);
             rbuf = buf_get(bytes * g_size, fresh);
-            if ((sbuf == NULL) || (rbuf == NULL)) {
+            if ((sbuf == NULL) || (rbuf == NULL) || (times == NULL)) {
                 fprintf(stderr, "rank %d: out of memory\n", g_rank);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
@@ -128,7 +147,9 @@ static long run_size(size_t bytes, int iters, int warm, int fresh,
         MPI_Allgather(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE,
                       MPI_COMM_WORLD);
         if (i >= warm) {
-            t += MPI_Wtime() - t0;
+            dt              = MPI_Wtime() - t0;
+            times[i - warm] = dt;
+            t              += dt;
         }
         if (i == warm + iters - 1) {
             bad = check(rbuf, bytes);
@@ -139,13 +160,16 @@ static long run_size(size_t bytes, int iters, int warm, int fresh,
         }
     }
     sucg_path_stats(&s1);
-    lat = t / iters * 1e6;
+    lat  = t / iters * 1e6;
+    tail = p99(times, iters) * 1e6;
+    free(times);
     MPI_Reduce(&lat, &lat_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&tail, &tail_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&bad, &bad_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     path = sucg_path_name(&s0, &s1, iters, pbuf, sizeof(pbuf));
     if (g_rank == 0) {
-        printf("%s,%d,%zu,%d,%.2f,%s\n", label, g_size, bytes, iters, lat_max,
-               path);
+        printf("%s,%d,%zu,%d,%.2f,%s,%.2f\n", label, g_size, bytes, iters,
+               lat_max, path, tail_max);
         fflush(stdout);
     }
     return bad_all;
