@@ -143,9 +143,9 @@ for rep in $(seq "$REPS"); do
                     SUCG_RUN_ENV=$env
                     if out=$(sucg_run "$(impl "$m" "$kind")" "$np" \
                              "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
-                        # label,np,bytes,iters,lat_us,path,p99_us
+                        # label,np,bytes,iters,lat_us,p99_us,path
                         echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$label" \
-                            'NF == 7 { print p "," $3 "," $4 "," $5 "," $6 "," $7 }' >> "$CSV"
+                            'NF == 7 { print p "," $3 "," $4 "," $5 "," $7 "," $6 }' >> "$CSV"
                     else
                         rc=1
                     fi

@@ -160,7 +160,7 @@ else
                     log=$OUT/logs/$mode-$impl-np$np-rep$rep.log
                     if run_impl "$impl" "$np" "$EX/sucg_allgather_bench_ompi" -s "$SIZES" \
                            -i "$ITERS" -l "$impl" $fl > "$log" 2>&1; then
-                        # label,np,bytes,iters,lat_us,path
+                        # label,np,bytes,iters,lat_us,p99_us,path
                         grep -E "^$impl," "$log" | awk -F, -v n="$NET" -v m="$mode" -v r="$rep" \
                             '{print n "," m "," $1 "," $2 "," r "," $3 "," $4 "," $5}' >> "$RAW"
                     else

@@ -106,7 +106,7 @@ impls() {
 
 ACSV=$OUT/allgather.csv
 MCSV=$OUT/matmul.csv
-echo "net,mode,impl,np,bytes,iters,lat_us,path,p99_us" > "$ACSV"
+echo "net,mode,impl,np,bytes,iters,lat_us,p99_us,path" > "$ACSV"
 echo "== MPI_Allgather latency (us, mean per call, max over ranks), ${UCX_ENV[*]}"
 echo "   Open MPI $(ompi_info --parsable 2>/dev/null | sed -n 's/^ompi:version:full://p'), MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:\s*//p')"
 t0=$(date +%s)

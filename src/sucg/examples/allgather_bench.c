@@ -17,11 +17,11 @@
  *       no-buffer-reuse case); only the MPI_Allgather calls are timed
  *   -l  label printed in the first CSV column
  *
- * Rank 0 prints CSV: label,np,bytes,iters,lat_us,path,p99_us - lat_us is
- * the mean time of one call, the maximum over ranks; path is "ucg:ALGO"
- * when every timed call ran through sucg, "mpi" when none did; p99_us the
- * 99th percentile of the timed calls, the maximum over ranks (an
- * application waits for its slow calls, which a mean hides). The result of the last
+ * Rank 0 prints CSV: label,np,bytes,iters,lat_us,p99_us,path - lat_us is
+ * the mean time of one call, the maximum over ranks; p99_us the 99th
+ * percentile of the timed calls, the maximum over ranks (an application
+ * waits for its slow calls, which a mean hides); path is "ucg:ALGO" when
+ * every timed call ran through sucg, "mpi" when none did. The result of the last
  * call of every size is checked byte by byte on every rank; exit status 1
  * on a mismatch.
  */
@@ -168,8 +168,8 @@ static long run_size(size_t bytes, int iters, int warm, int fresh,
     MPI_Allreduce(&bad, &bad_all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     path = sucg_path_name(&s0, &s1, iters, pbuf, sizeof(pbuf));
     if (g_rank == 0) {
-        printf("%s,%d,%zu,%d,%.2f,%s,%.2f\n", label, g_size, bytes, iters,
-               lat_max, path, tail_max);
+        printf("%s,%d,%zu,%d,%.2f,%.2f,%s\n", label, g_size, bytes, iters,
+               lat_max, tail_max, path);
         fflush(stdout);
     }
     return bad_all;
