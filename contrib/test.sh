@@ -305,6 +305,29 @@ sucg_mpi_tests() {
 }
 step host_sucg_mpi_tests sucg_mpi_tests
 
+# the Allgather benchmark end to end on the host (shared memory, one short
+# repetition of both MPIs): its runs check every byte and each call's path,
+# and every cell must have its mean and p99 (a drift between the program's
+# columns and the script's fails here, not in an hour's VM run)
+bench_sucg_tune() {
+    local out=$SRQUD_BUILD/bench/ci-sucg-tune
+    rm -rf "$out"
+    (. "$ROOT/contrib/env.sh" &&
+     "$ROOT/contrib/bench/sucg-tune.sh" -r 1 -n host -m "ompi mpich" -p 2 \
+         -s 4,32K -i 20 -k "native sucg sucg-tail+SUCG_STAGED_STEP=tail" \
+         -o ci-sucg-tune) || return 1
+    /usr/bin/python3 - "$out/summary.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = ('native_us', 'sucg_us', 'sucg-tail_us', 'native_p99_us', 'sucg_p99_us',
+        'sucg-tail_p99_us')
+bad = [r for r in rows if not all(float(r[c] or 0) > 0 for c in cols)]
+print('%d cells, %d without a mean or p99' % (len(rows), len(bad)))
+sys.exit(1 if len(rows) != 4 or bad else 0)
+PY
+}
+step host_bench_sucg_tune bench_sucg_tune
+
 # UCX's UCT conformance suite (test/ucx-gtest), run in the VM by route a
 if [ -x "$ROOT/contrib/build-ucx-gtest.sh" ]; then
     step build_ucx_uct_gtest "$ROOT/contrib/build-ucx-gtest.sh"
