@@ -6,7 +6,7 @@
 #
 #   contrib/softroce/vm-run --mem 8192 --timeout 7200 -- contrib/bench/sucg-tune.sh \
 #       [-a] [-r REPS] [-n NETS] [-p NPS] [-m MPIS] [-s SIZES] [-i ITERS] [-b BUDGET]
-#       [-k KINDS] [-o NAME]
+#       [-k KINDS] [-c PAIRS] [-o NAME]
 #
 # REPS repetitions (default 3); in each, every transport (NETS, default
 # "srqud rc": UCX_TLS=srqud,self or rc_verbs,ud_verbs,self; "host":
@@ -30,6 +30,12 @@
 # the 99th percentile of the calls, each the slowest rank's; it checks the result and labels each size with the path
 # its calls took (the run fails on a wrong byte or path). SIZES: per-rank
 # blocks, default 8,64,1K,4K,16K,64K,256K,1M.
+#
+# PAIRS: the comparisons to make within each repetition, as A/B of kinds'
+# labels (default: every kind but native / native): the run of A over the
+# run of B of the same repetition, whose order was rotated alike, then the
+# median and the spread of those ratios per cell (less noisy than a ratio
+# of medians when the machine's speed drifts between repetitions).
 #
 # -a (first): no runs, the tables and plots again from NAME's runs.csv.
 #
@@ -56,16 +62,26 @@ SIZES=8,64,1K,4K,16K,64K,256K,1M
 ITERS=500
 BUDGET=16M
 KINDS="native sucg table"
+PAIRS=
 NAME=sucg-tune
 ANALYSE=
 [ "${1-}" = -a ] && { ANALYSE=1; shift; }
-bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS o:NAME" "$@"
+bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS c:PAIRS o:NAME" "$@"
 for kind in $KINDS; do
     case ${kind%%+*} in native|sucg|table|put|sucg-*|put-*|table-*|native-*) ;;
     *) bench_usage; exit 2 ;; esac
 done
 [[ " $KINDS " == *" native "* ]] || KINDS="native $KINDS"
 [[ " $KINDS " == *" sucg "* ]] || KINDS="$KINDS sucg"
+# the pairs' labels among the kinds', before an hour of runs (not with -a:
+# there the kinds are those of the runs, read below)
+for pair in $PAIRS; do
+    [ -n "$ANALYSE" ] && break
+    for label in "${pair%%/*}" "${pair#*/}"; do
+        for kind in $KINDS; do [ "${kind%%+*}" = "$label" ] && continue 2; done
+        echo "error: -c $pair: $label is not one of the kinds (-k)" >&2; exit 2
+    done
+done
 # shellcheck source=../../test/sucg/mpi/mpirun.sh
 . "$ROOT/test/sucg/mpi/mpirun.sh"
 # shellcheck source=sucg-run.sh
@@ -160,7 +176,7 @@ done
 
 cp "$OUT/conditions.txt" "$OUT/table.txt" 2>/dev/null
 LABELS=$(for kind in $KINDS; do printf '%s ' "${kind%%+*}"; done)
-/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$LABELS" <<'PY' | tee -a "$OUT/table.txt"
+/usr/bin/python3 - "$CSV" "$OUT/summary.csv" "$NPS" "$LABELS" "$PAIRS" <<'PY' | tee -a "$OUT/table.txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 nps_measured = [int(x) for x in sys.argv[3].split()]
@@ -172,13 +188,24 @@ for r in rows:
     k = (r['net'], r['mpi'], int(r['np']), int(r['bytes']), r['kind'])
     # runs.csv of a version without p99_us: no p99 column
     tail = float(r['p99_us']) if r.get('p99_us') else None
-    cell.setdefault(k, []).append((float(r['lat_us']), r['path'], tail))
+    cell.setdefault(k, []).append((float(r['lat_us']), r['path'], tail, r['rep']))
 def stat(k):
-    v = [x for x, _, _ in cell.get(k, [])]
+    v = [x for x, _, _, _ in cell.get(k, [])]
     return (statistics.median(v), min(v), max(v)) if v else None
 def p99(k):
-    v = [t for _, _, t in cell.get(k, []) if t is not None]
+    v = [t for _, _, t, _ in cell.get(k, []) if t is not None]
     return statistics.median(v) if v else None
+def within(k, a, b):
+    # A's time over B's in each repetition that ran both
+    ta = {rep: x for x, _, _, rep in cell.get(k + (a,), [])}
+    tb = {rep: x for x, _, _, rep in cell.get(k + (b,), [])}
+    v = [ta[rep] / tb[rep] for rep in ta if rep in tb and tb[rep] > 0]
+    return (statistics.median(v), min(v), max(v)) if v else None
+pairs = [tuple(p.split('/')) for p in sys.argv[5].split()] or \
+        [(k, 'native') for k in kinds if k != 'native']
+for a, b in pairs:
+    if a not in kinds or b not in kinds:
+        sys.exit('-c %s/%s: not among the kinds measured (%s)' % (a, b, ' '.join(kinds)))
 def human(b):
     for s, u in ((20, 'M'), (10, 'K')):
         if b >= 1 << s and b % (1 << s) == 0:
@@ -217,7 +244,7 @@ for k in keys:
     bad = bool(t) and t[1] > n[2]
     cells += bool(t)
     slower += bad
-    paths = sorted({p for _, p, _ in cell.get(k + ('table',), [])})
+    paths = sorted({p for _, p, _, _ in cell.get(k + ('table',), [])})
     tails = {x: p99(k + (x,)) for x in kinds}
     nt = tails['native']
     tratio = {x: tails[x] / nt if (tails[x] and nt) else None for x in others}
@@ -257,6 +284,14 @@ for m in mpis:
 if 'table' in kinds:
     print('\n## shipped table slower than native beyond the spread: %d of %d cells'
           % (slower, cells))
+print('\n## within each repetition: time over time of the same repetition '
+      '(median of the repetitions, smallest-largest)')
+print('%-8s %-6s %-3s %-6s ' % ('net', 'mpi', 'np', 'bytes') +
+      ' '.join('%-22s' % ('%s/%s' % p) for p in pairs))
+for k in keys:
+    print('%-8s %-6s %-3d %-6s ' % (tl[k[0]], k[1], k[2], human(k[3])) +
+          ' '.join('%-22s' % ('%.2f (%.2f-%.2f)' % w if w else '-')
+                   for w in (within(k, a, b) for a, b in pairs)))
 PY
 [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 for net in $NETS; do
