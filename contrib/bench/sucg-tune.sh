@@ -27,7 +27,8 @@
 # src/sucg/examples/allgather_bench.c times ITERS calls per size (default
 # 500) after 50 untimed ones, fewer for large sizes: at most BUDGET bytes of
 # results per size (default 16M; at least 5 calls), the mean per call and
-# the 99th percentile of the calls, each the slowest rank's; it checks the result and labels each size with the path
+# the 99th percentile of the calls (nearest rank: with fewer than 100
+# calls, the slowest), each the slowest rank's; it checks the result and labels each size with the path
 # its calls took (the run fails on a wrong byte or path). SIZES: per-rank
 # blocks, default 8,64,1K,4K,16K,64K,256K,1M.
 #
@@ -76,7 +77,8 @@ done
 # the pairs' labels among the kinds', before an hour of runs (not with -a:
 # there the kinds are those of the runs, read below)
 for pair in $PAIRS; do
-    [ -n "$ANALYSE" ] && break
+    [[ $pair == ?*/?* ]] || { echo "error: -c $pair: not A/B" >&2; exit 2; }
+    [ -n "$ANALYSE" ] && continue
     for label in "${pair%%/*}" "${pair#*/}"; do
         for kind in $KINDS; do [ "${kind%%+*}" = "$label" ] && continue 2; done
         echo "error: -c $pair: $label is not one of the kinds (-k)" >&2; exit 2
@@ -160,8 +162,14 @@ for rep in $(seq "$REPS"); do
                     if out=$(sucg_run "$(impl "$m" "$kind")" "$np" \
                              "$EX/sucg_allgather_bench" -s "$SIZES" -i "$ITERS" -w 50 -B "$BUDGET" -l x); then
                         # label,np,bytes,iters,lat_us,p99_us,path
+                        # a line of another shape (a stale build of the
+                        # program) fails the run, not an empty cell
                         echo "$out" | awk -F, -v p="$rep,$net,$m,$np,$label" \
-                            'NF == 7 { print p "," $3 "," $4 "," $5 "," $7 "," $6 }' >> "$CSV"
+                            'NF != 7 { bad = 1; next }
+                             { print p "," $3 "," $4 "," $5 "," $7 "," $6 }
+                             END { exit bad }' >> "$CSV" ||
+                            { echo "error: $kind np=$np: lines not of 7 fields:" \
+                                   "rebuild the examples" >&2; rc=1; }
                     else
                         rc=1
                     fi

@@ -149,8 +149,8 @@ static ucs_status_t sucg_rdma_buf_flag(sucg_coll_h coll, sucg_peer_t *peer,
                          peer->buf_addr + off, peer->buf_rkey, NULL);
 }
 
-/* Blocks received in staged steps: staging -> rbuf (but those of the last
- * staged step if they went there at once) */
+/* Blocks received in staged steps: staging -> rbuf (but those of steps
+ * whose data went there at once) */
 static void sucg_rdma_unstage(sucg_coll_h coll)
 {
     sucg_group_h g  = coll->group;
@@ -160,7 +160,10 @@ static void sucg_rdma_unstage(sucg_coll_h coll)
     sucg_sched_step_t st;
     int s, i;
 
-    for (s = 0; s < coll->nstaged - coll->last_in_rbuf; ++s) {
+    for (s = 0; s < coll->nstaged; ++s) {
+        if (coll->in_rbuf & UCS_BIT(s)) {
+            continue;
+        }
         sucg_sched_step(coll->kind, g->size, g->rank, s, &st);
         for (i = 0; i < st.n_recv; ++i) {
             memcpy(rbuf + st.recv[i].first * m, stage + st.recv[i].first * m,
@@ -352,14 +355,14 @@ static ucs_status_t sucg_rdma_start(sucg_coll_h coll)
     if (own != rbuf + g->rank * m) {
         memcpy(rbuf + g->rank * m, own, m);
     }
-    coll->flag_src     = coll->seq;
-    coll->rreg         = NULL;
-    coll->in_stage     = 0;
-    coll->last_in_rbuf = 0;
-    coll->nstaged      = 0;
-    coll->tagged_rx    = 0;
-    coll->step_noflag  = 0;
-    coll->rx_posted    = 0;
+    coll->flag_src    = coll->seq;
+    coll->rreg        = NULL;
+    coll->in_stage    = 0;
+    coll->in_rbuf     = 0;
+    coll->nstaged     = 0;
+    coll->tagged_rx   = 0;
+    coll->step_noflag = 0;
+    coll->rx_posted   = 0;
     if ((m == 0) || (g->size == 1)) {
         return UCS_OK;
     }

@@ -46,8 +46,9 @@
  * sequence numbers do not repeat: nothing to clear.
  *
  * The receiver copies a step's data into its staging half, whence later
- * steps send it; the last staged step's, which no later staged step
- * sends, straight into rbuf (the executor's unstage then skips that step).
+ * steps send it; once no later staged step of this rank sends anything
+ * (its last exchange, or an extra rank's result), straight into rbuf (the
+ * executor's unstage then skips that step).
  */
 #include "sucg/core/sucg_internal.h"
 
@@ -69,6 +70,22 @@ static size_t sucg_tail_len(const sucg_range_t *r, int n, size_t m)
         len += r[i].count * m;
     }
     return len;
+}
+
+/* Does no staged step after this one send from staging? */
+static int sucg_tail_sends_done(sucg_coll_h coll)
+{
+    sucg_group_h g = coll->group;
+    sucg_sched_step_t st;
+    int s;
+
+    for (s = coll->step + 1; s < coll->nstaged; ++s) {
+        sucg_sched_step(coll->kind, g->size, g->rank, s, &st);
+        if (st.send_peer >= 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 int sucg_tail_step(sucg_coll_h coll, const sucg_sched_step_t *st, int recv)
@@ -130,11 +147,7 @@ ucs_status_t sucg_tail_recv_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     sucg_group_h g  = coll->group;
     size_t m        = coll->params.count;
     uint8_t *rx     = g->buf + sucg_tail_off(g, coll->seq, coll->step, 0);
-    /* no later staged step sends what the last one brings: rbuf at once,
-     * not staging and a copy from there at the end */
-    const int last  = (coll->step == coll->nstaged - 1);
-    uint8_t *dst    = last ? (uint8_t*)coll->params.rbuf :
-                             sucg_stage(g, coll->seq);
+    uint8_t *dst    = sucg_stage(g, coll->seq);
     size_t off      = SUCG_TAIL_MAX -
                       sucg_tail_room(sucg_tail_len(st->recv, st->n_recv, m));
     int i;
@@ -145,10 +158,15 @@ ucs_status_t sucg_tail_recv_step(sucg_coll_h coll, const sucg_sched_step_t *st)
     if (!sucg_flag_is((volatile uint64_t*)(rx + SUCG_TAIL_MAX), coll->seq)) {
         return UCS_INPROGRESS;
     }
+    /* nothing sends from staging any more: rbuf at once, not staging and
+     * a copy from there at the end */
+    if (sucg_tail_sends_done(coll)) {
+        dst            = coll->params.rbuf;
+        coll->in_rbuf |= UCS_BIT(coll->step);
+    }
     for (i = 0; i < st->n_recv; ++i) {
         memcpy(dst + st->recv[i].first * m, rx + off, st->recv[i].count * m);
         off += st->recv[i].count * m;
     }
-    coll->last_in_rbuf = last;
     return UCS_OK;
 }

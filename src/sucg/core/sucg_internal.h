@@ -178,8 +178,8 @@ struct sucg_coll {
     /* RDMA */
     int                   nstaged;     /* leading steps using the group buffer */
     int                   in_stage;    /* received data still in staging */
-    int                   last_in_rbuf; /* the last staged step's data went
-                                           to rbuf at once (a tail step) */
+    uint64_t              in_rbuf;     /* staged steps whose data went to
+                                          rbuf at once (tail steps), by bit */
     sucg_rcache_entry_t  *rreg;        /* rbuf registration */
     uint64_t              flag_src;    /* source of flag puts (= seq) */
     uint8_t               desc_src[SUCG_DESC_SLOT_SIZE]; /* my descriptor */
