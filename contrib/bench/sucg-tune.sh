@@ -50,7 +50,7 @@
 # the shipped table's fastest repetition is slower than native's slowest.
 # Then, per MPI, the table the measurement supports (the sizes where sucg
 # wins, as TRANSPORT:[NP]:LO-HI ranges; the smallest size measured extends
-# to 0, the largest to inf) and the count of SLOWER cells. ratio-NET.png: sucg / native against the size. Exit status
+# to 0, the largest to inf) and the count of SLOWER cells. ratio-NET.png: sucg / native against the size (p99-ratio-NET.png: of the p99s). Exit status
 # 1 if a run failed.
 #
 set -uo pipefail
@@ -308,6 +308,16 @@ for net in $NETS; do
         --ylabel "sucg / native (median us)" \
         --title "MPI_Allgather over $net: sucg against the MPI's own" \
         -o "$OUT/ratio-$net.png" || rc=1
+    # runs of a version without p99 have none to plot
+    if /usr/bin/python3 -c 'import csv, sys
+sys.exit(not any(r["sucg_p99_ratio"] for r in csv.DictReader(open(sys.argv[1]))))' \
+           "$OUT/summary.csv"; then
+        /usr/bin/python3 "$ROOT/contrib/bench/plot.py" "$OUT/summary.csv" --x bytes \
+            --y sucg_p99_ratio --series mpi,np --where net="$net" --logx \
+            --xlabel "bytes per rank" --ylabel "sucg / native (p99 per call)" \
+            --title "MPI_Allgather over $net: sucg's p99 against the MPI's own" \
+            -o "$OUT/p99-ratio-$net.png" || rc=1
+    fi
 done
 echo "== $(( (SECONDS - t0) / 60 )) min; results in $OUT" >&2
 exit $rc
