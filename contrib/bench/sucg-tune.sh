@@ -74,16 +74,6 @@ for kind in $KINDS; do
 done
 [[ " $KINDS " == *" native "* ]] || KINDS="native $KINDS"
 [[ " $KINDS " == *" sucg "* ]] || KINDS="$KINDS sucg"
-# the pairs' labels among the kinds', before an hour of runs (not with -a:
-# there the kinds are those of the runs, read below)
-for pair in $PAIRS; do
-    [[ $pair == ?*/?* ]] || { echo "error: -c $pair: not A/B" >&2; exit 2; }
-    [ -n "$ANALYSE" ] && continue
-    for label in "${pair%%/*}" "${pair#*/}"; do
-        for kind in $KINDS; do [ "${kind%%+*}" = "$label" ] && continue 2; done
-        echo "error: -c $pair: $label is not one of the kinds (-k)" >&2; exit 2
-    done
-done
 # shellcheck source=../../test/sucg/mpi/mpirun.sh
 . "$ROOT/test/sucg/mpi/mpirun.sh"
 # shellcheck source=sucg-run.sh
@@ -100,6 +90,27 @@ done
 sucg_ompi_component_args "$B/install/lib/openmpi"
 # shellcheck disable=SC2034 # sucg_ompi and sucg_mpich read it
 SUCG_MPI_TMO=1800
+CSV=$OUT/runs.csv
+rc=0
+t0=$SECONDS
+runs=0
+if [ -n "$ANALYSE" ]; then
+    [ -s "$CSV" ] || { echo "error: -a: no $CSV" >&2; exit 1; }
+    # what was measured, not the options' defaults
+    NPS=$(awk -F, 'NR > 1 { print $4 }' "$CSV" | sort -nu | tr '\n' ' ')
+    KINDS=$(awk -F, 'NR > 1 && !s[$5]++ { printf "%s ", $5 }' "$CSV")
+    NETS=$(awk -F, 'NR > 1 && !s[$2]++ { printf "%s ", $2 }' "$CSV")
+    REPS=0
+fi
+# the pairs' labels among the kinds' (with -a those of the runs), before an
+# hour of runs and before anything of NAME's is written
+for pair in $PAIRS; do
+    [[ $pair == ?*/?* ]] || { echo "error: -c $pair: not A/B" >&2; exit 2; }
+    for label in "${pair%%/*}" "${pair#*/}"; do
+        for kind in $KINDS; do [ "${kind%%+*}" = "$label" ] && continue 2; done
+        echo "error: -c $pair: $label is not one of the kinds: $KINDS" >&2; exit 2
+    done
+done
 # the run's conditions head its table (kept by -a)
 if [ -z "$ANALYSE" ]; then
     {
@@ -125,20 +136,7 @@ impl() {
     esac
 }
 
-CSV=$OUT/runs.csv
-rc=0
-t0=$SECONDS
-runs=0
-if [ -n "$ANALYSE" ]; then
-    [ -s "$CSV" ] || { echo "error: -a: no $CSV" >&2; exit 1; }
-    # what was measured, not the options' defaults
-    NPS=$(awk -F, 'NR > 1 { print $4 }' "$CSV" | sort -nu | tr '\n' ' ')
-    KINDS=$(awk -F, 'NR > 1 && !s[$5]++ { printf "%s ", $5 }' "$CSV")
-    NETS=$(awk -F, 'NR > 1 && !s[$2]++ { printf "%s ", $2 }' "$CSV")
-    REPS=0
-else
-    echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path,p99_us" > "$CSV"
-fi
+[ -n "$ANALYSE" ] || echo "rep,net,mpi,np,kind,bytes,iters,lat_us,path,p99_us" > "$CSV"
 total=$(( REPS * $(wc -w <<< "$NETS") * $(wc -w <<< "$MPIS") * $(wc -w <<< "$NPS") *
          $(wc -w <<< "$KINDS") ))
 read -ra KS <<< "$KINDS"
@@ -209,11 +207,9 @@ def within(k, a, b):
     tb = {rep: x for x, _, _, rep in cell.get(k + (b,), [])}
     v = [ta[rep] / tb[rep] for rep in ta if rep in tb and tb[rep] > 0]
     return (statistics.median(v), min(v), max(v)) if v else None
+# checked against the kinds by the script above
 pairs = [tuple(p.split('/')) for p in sys.argv[5].split()] or \
         [(k, 'native') for k in kinds if k != 'native']
-for a, b in pairs:
-    if a not in kinds or b not in kinds:
-        sys.exit('-c %s/%s: not among the kinds measured (%s)' % (a, b, ' '.join(kinds)))
 def human(b):
     for s, u in ((20, 'M'), (10, 'K')):
         if b >= 1 << s and b % (1 << s) == 0:
