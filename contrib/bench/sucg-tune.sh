@@ -6,7 +6,7 @@
 #
 #   contrib/softroce/vm-run --mem 8192 --timeout 7200 -- contrib/bench/sucg-tune.sh \
 #       [-a] [-r REPS] [-n NETS] [-p NPS] [-m MPIS] [-s SIZES] [-i ITERS] [-b BUDGET]
-#       [-k KINDS] [-c PAIRS] [-o NAME]
+#       [-k KINDS] [-c PAIRS] [-d DEVICE] [-o NAME]
 #
 # REPS repetitions (default 3); in each, every transport (NETS, default
 # "srqud rc": UCX_TLS=srqud,self or rc_verbs,ud_verbs,self; "host":
@@ -38,6 +38,17 @@
 # median and the spread of those ratios per cell (less noisy than a ratio
 # of medians when the machine's speed drifts between repetitions).
 #
+# DEVICE: the same Allgather by recursive doubling over plain verbs, what
+# the device allows each kind of step (src/tools/srqud_rawexch: ag_send
+# eager sends, ag_rndv rendezvous reads, ag_put writes and a flag's,
+# ag_tail one write with its flag last; comma-separated, default none): in
+# each repetition, after the MPIs' runs over rc, at each rank count that
+# is a power of two, SIZES of at least 8 bytes, ITERS calls; rows of MPI
+# "verbs" in runs.csv, and a table of each step's time over the eager
+# send's and the rendezvous's within each repetition. The ranks spin where
+# they have a core each and yield where they exceed the cores, as Open
+# MPI's do.
+#
 # -a (first): no runs, the tables and plots again from NAME's runs.csv.
 #
 # Output in $SRQUD_BUILD/bench/NAME (default sucg-tune): runs.csv (every
@@ -64,10 +75,11 @@ ITERS=500
 BUDGET=16M
 KINDS="native sucg table"
 PAIRS=
+DEVICE=
 NAME=sucg-tune
 ANALYSE=
 [ "${1-}" = -a ] && { ANALYSE=1; shift; }
-bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS c:PAIRS o:NAME" "$@"
+bench_getopts "r:REPS n:NETS p:NPS m:MPIS s:SIZES i:ITERS b:BUDGET k:KINDS c:PAIRS d:DEVICE o:NAME" "$@"
 for kind in $KINDS; do
     case ${kind%%+*} in native|sucg|table|put|sucg-*|put-*|table-*|native-*) ;;
     *) bench_usage; exit 2 ;; esac
@@ -98,7 +110,7 @@ if [ -n "$ANALYSE" ]; then
     [ -s "$CSV" ] || { echo "error: -a: no $CSV" >&2; exit 1; }
     # what was measured, not the options' defaults
     NPS=$(awk -F, 'NR > 1 { print $4 }' "$CSV" | sort -nu | tr '\n' ' ')
-    KINDS=$(awk -F, 'NR > 1 && !s[$5]++ { printf "%s ", $5 }' "$CSV")
+    KINDS=$(awk -F, 'NR > 1 && $3 != "verbs" && !s[$5]++ { printf "%s ", $5 }' "$CSV")
     NETS=$(awk -F, 'NR > 1 && !s[$2]++ { printf "%s ", $2 }' "$CSV")
     REPS=0
 fi
@@ -123,6 +135,25 @@ if [ -z "$ANALYSE" ]; then
     } > "$OUT/conditions.txt"
 fi
 cat "$OUT/conditions.txt" 2>/dev/null
+
+# device REP NP: srqud_rawexch's Allgathers (DEVICE) at NP ranks into the
+# CSV as MPI "verbs", kind the call; 8 bytes for smaller SIZES
+device() {
+    local rep=$1 np=$2 sizes spin=-Y out
+    sizes=$(tr , '\n' <<< "$SIZES" | awk '{ n = $1 + 0; if ($1 ~ /[kK]$/) n *= 1024;
+            if ($1 ~ /[mM]$/) n *= 1048576; print (n < 8) ? 8 : n }' | sort -nu | paste -sd,)
+    [ "$np" -gt "$(nproc)" ] && spin=
+    # shellcheck disable=SC2086 # spin: no word or one
+    if ! out=$(timeout 1800 "$B/obj/src/tools/srqud_rawexch" -t rc -N "$np" -c "$DEVICE" \
+               -s "$sizes" -n "$ITERS" -w 50 $spin -T 1700 2>&1); then
+        echo "srqud_rawexch -N $np -c $DEVICE: failed: $(tail -n 2 <<< "$out")" >&2
+        return 1
+    fi
+    # CALL SIZE avg_us p50_us p99_us max_us slow10x over1ms
+    awk -v p="$rep,rc,verbs,$np" -v i="$ITERS" \
+        'NF == 8 && $2 ~ /^[0-9]+$/ { print p "," $1 "," $2 "," i "," $3 ",device," $5 }' \
+        <<< "$out" >> "$CSV"
+}
 
 # impl MPI KIND: sucg-run.sh's name of an Allgather (a kind's label is
 # its name up to + and its base up to the first -)
@@ -177,6 +208,13 @@ for rep in $(seq "$REPS"); do
                      "$(( (SECONDS - t0) / 60 )) min" >&2
             done
         done
+        [ -n "$DEVICE" ] && [ "$net" = rc ] || continue
+        for np in $NPS; do
+            (( np & (np - 1) )) && continue   # recursive doubling's counts
+            device "$rep" "$np" || rc=1
+            echo "== rep $rep device np=$np: $DEVICE," \
+                 "$(( (SECONDS - t0) / 60 )) min" >&2
+        done
     done
 done
 
@@ -217,7 +255,8 @@ def human(b):
     return str(b)
 def fmt(s):
     return '%.1f (%.1f-%.1f)' % s if s else '-'
-keys = sorted({k[:4] for k in cell})
+keys = sorted({k[:4] for k in cell if k[1] != 'verbs'})
+dev_keys = sorted({k[:4] for k in cell if k[1] == 'verbs'})
 out = csv.writer(open(sys.argv[2], 'w'))
 out.writerow(['net', 'mpi', 'np', 'bytes'] +
              [k + x for k in kinds for x in ('_us', '_lo', '_hi')] +
@@ -296,6 +335,22 @@ for k in keys:
     print('%-8s %-6s %-3d %-6s ' % (tl[k[0]], k[1], k[2], human(k[3])) +
           ' '.join('%-22s' % ('%.2f (%.2f-%.2f)' % w if w else '-')
                    for w in (within(k, a, b) for a, b in pairs)))
+if dev_keys:
+    steps = [s for s in ('ag_send', 'ag_rndv', 'ag_put', 'ag_tail')
+             if any(k + (s,) in cell for k in dev_keys)]
+    dpairs = [(a, b) for b in ('ag_send', 'ag_rndv') if b in steps
+              for a in steps if a != b and not (a == 'ag_send' and b == 'ag_rndv')]
+    print('\n## the device (srqud_rawexch, plain verbs over RC): the same '
+          'Allgather, us per call, median of the repetitions (p99); each '
+          'step over the eager send and the rendezvous within each repetition')
+    print('%-3s %-6s ' % ('np', 'bytes') + ' '.join('%-16s' % s for s in steps) +
+          ' ' + ' '.join('%-18s' % ('%s/%s' % (a[3:], b[3:])) for a, b in dpairs))
+    for k in dev_keys:
+        print('%-3d %-6s ' % (k[2], human(k[3])) +
+              ' '.join('%-16s' % ('%.1f (%.0f)' % (stat(k + (s,))[0], p99(k + (s,)))
+                                  if stat(k + (s,)) else '-') for s in steps) + ' ' +
+              ' '.join('%-18s' % ('%.2f (%.2f-%.2f)' % w if w else '-')
+                       for w in (within(k, a, b) for a, b in dpairs)))
 PY
 [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 for net in $NETS; do

@@ -23,6 +23,25 @@
  *              buffer is a lost packet (a transport's window, here one
  *              8-byte message per FC_EVERY calls, over UD and RC alike)
  *
+ * and, over RC, an Allgather by recursive doubling (2^k ranks: in step k
+ * rank r and r^2^k swap the 2^k blocks each holds), its steps as MPI and
+ * sucg move them, to tell what the device allows an RDMA step to save:
+ *
+ *   ag_send    each step one send (a header, the blocks), which the
+ *              receiver copies out of its receive buffer: an eager message
+ *   ag_rndv    each step a rendezvous: a request to send, the receiver's
+ *              RDMA read into its result, a message that it is done, as
+ *              UCX's tagged rendezvous over rc_verbs
+ *   ag_put     each step an RDMA write into the peer's result and one of a
+ *              flag after it, posted together; the receiver polls the flag
+ *              (a put with its completion, zero-copy)
+ *   ag_tail    each step one RDMA write of the blocks with the flag right
+ *              after them into a slot of the peer's, which polls the flag
+ *              and copies the blocks out (sucg's SUCG_STAGED_STEP=tail: one
+ *              packet up to the MTU; the sender copies into the write's
+ *              buffer first); slots and buffers alternate by the call's
+ *              parity, as a partner runs at most one call ahead
+ *
  *   -t ud      one UD QP per rank and an address handle per peer
  *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
  *   -H BYTES   a transport's header on every message (UCP's tag and the
@@ -49,76 +68,25 @@
  *   srqud_rawexch -t ud -N 4 -c sendrecv,alltoall -s 8,1K
  */
 
-#include "srqud_rawperf.h"
+#include "srqud_rawexch.h"
 
 #include <sched.h>
 #include <sys/mman.h>
 
-#define MAX_NP     16
-#define WIN        128          /* calls a message may run ahead: > MAX_NP,
-                                   > FC_WIN */
-#define FC_WIN     64           /* bcast: calls a parent may run ahead */
-#define FC_EVERY   16           /* bcast: calls a child credits at once */
-#define CREDIT     0x80000000u  /* in a header's sender: a credit */
-#define SQ_DEPTH   128
-#define SIG_EVERY  16
-#define MAX_SIZE   (64u << 10)
-#define MAX_CALLS  3
+const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall", "bcast", "ag_send",
+                                  "ag_rndv", "ag_put", "ag_tail"};
 
-enum { X_SENDRECV, X_ALLTOALL, X_BCAST };
-static const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall", "bcast"};
-
-typedef struct {
-    int      rc, qp_per_peer, chain, np, yield, ncalls, nsizes, calls[MAX_CALLS];
-    size_t   sizes[8], thdr;
-    uint64_t iters, warmup;
-    unsigned timeout;
-    char     dev[64];   /* parse_devport's bound: opts_t's cli_dev */
-    int      port, gid_index;
-} xopts_t;
-
-_Static_assert(sizeof(((xopts_t*)0)->dev) == sizeof(((opts_t*)0)->cli_dev),
-               "parse_devport bounds a device name by opts_t's cli_dev");
-
-typedef struct {
-    const xopts_t  *o;
-    int            rank, *sock;       /* sock[peer]; -1 for itself */
-    res_t          r;                 /* device, PD, GID (the setup's) */
-    opts_t         ro;
-    struct ibv_cq  *cq;
-    struct ibv_srq *srq;
-    struct ibv_qp  *qp[MAX_NP];       /* UD: qp[0] serves every peer */
-    struct ibv_ah  *ah[MAX_NP];
-    uint32_t       rqpn[MAX_NP];      /* the peer's QP for our messages */
-    struct ibv_mr  *mr;
-    uint8_t        *buf;              /* [QP][SQ_DEPTH] send, then slots */
-    size_t         stride, slot_len, hdr;
-    size_t         pkt_max;           /* UD: the MTU; RC: any message */
-    unsigned       npkt;              /* the running size's message as */
-    size_t         pkt_len, pkt_long; /* npkt packets of pkt_len bytes,
-                                         the first pkt_long one longer */
-    unsigned       nqp, slots, max_inline;
-    uint64_t       posted[MAX_NP], unsig[MAX_NP], inflight[MAX_NP];
-    uint32_t       got[WIN];
-    uint64_t       sent[MAX_NP];      /* bcast: calls sent to a child */
-    uint64_t       credit[MAX_NP];    /* bcast: calls a child received */
-    uint64_t       from_parent;       /* bcast: calls received */
-    uint64_t       call;              /* the running call's number */
-    int            expect_from;       /* sendrecv: rank-1; bcast: the
-                                         parent (the root: np, nobody);
-                                         -1: anyone */
-} xrank_t;
 
 static const bench_mode_t ud_mode = {"ud_exch", 0, 0, 0, 8};
 static const bench_mode_t rc_mode = {"rc_exch", 1, 0, 0, 8};
 
 
-static int qp_of(const xrank_t *x, int peer)
+int qp_of(const xrank_t *x, int peer)
 {
     return (x->o->rc || x->o->qp_per_peer) ? peer : 0;
 }
 
-static size_t max_size(const xopts_t *o)
+size_t max_size(const xopts_t *o)
 {
     size_t m = 0;
     int    i;
@@ -135,6 +103,7 @@ static void set_size(xrank_t *x, size_t size)
 {
     size_t m = size + x->o->thdr;
 
+    x->size     = size;
     x->npkt     = (unsigned)((m + x->pkt_max - 1) / x->pkt_max);
     x->pkt_len  = m / x->npkt;
     x->pkt_long = m % x->npkt;
@@ -166,11 +135,15 @@ static int barrier(xrank_t *x)
     return 0;
 }
 
-static int rx_post(xrank_t *x, unsigned slot)
+/* Receive buffer SLOT, after the send rings */
+uint8_t *slot_at(const xrank_t *x, uint64_t slot)
 {
-    struct ibv_sge     sge = {.addr   = (uintptr_t)(x->buf +
-                                         x->nqp * SQ_DEPTH * x->stride +
-                                         (size_t)slot * x->slot_len),
+    return x->buf + x->nqp * SQ_DEPTH * x->stride + slot * x->slot_len;
+}
+
+int rx_post(xrank_t *x, unsigned slot)
+{
+    struct ibv_sge     sge = {.addr   = (uintptr_t)slot_at(x, slot),
                               .length = x->slot_len, .lkey = x->mr->lkey};
     struct ibv_recv_wr wr  = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
     struct ibv_recv_wr *bad;
@@ -205,12 +178,16 @@ static int setup(xrank_t *x)
      * a bcast one FC_WIN; each of their packets takes a slot, and a
      * bcast's credits from two children one each */
     x->slots    = (8 * o->np + FC_WIN + 16) * x->npkt;
+    if (o->ag && (x->slot_len < AG_HDR + max_size(o) * o->np / 2))
+        x->slot_len = AG_HDR + max_size(o) * o->np / 2;   /* a last step */
     len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
     if (posix_memalign((void**)&x->buf, 4096, len))
         return fail("posix_memalign", ENOMEM);
     memset(x->buf, 0, len);
     if (!(x->mr = ibv_reg_mr(x->r.pd, x->buf, len, IBV_ACCESS_LOCAL_WRITE)))
         return fail("ibv_reg_mr", errno);
+    if (o->ag && ag_open(x))
+        return -1;
     if (!(x->cq = ibv_create_cq(x->r.ctx, x->nqp * SQ_DEPTH + x->slots,
                                 NULL, NULL, 0)))
         return fail("ibv_create_cq", errno);
@@ -223,7 +200,7 @@ static int setup(xrank_t *x)
         struct ibv_qp_init_attr qa = {
             .send_cq = x->cq, .recv_cq = x->cq, .srq = x->srq,
             .qp_type = o->rc ? IBV_QPT_RC : IBV_QPT_UD,
-            .cap     = {.max_send_wr = SQ_DEPTH, .max_send_sge = 1,
+            .cap     = {.max_send_wr = SQ_DEPTH, .max_send_sge = 2,
                         .max_recv_sge = 1, .max_inline_data = INLINE_REQ},
         };
 
@@ -244,10 +221,14 @@ static int setup(xrank_t *x)
         /* what the peer sends to: our UD QP, or our RC QP for it */
         out = (ep_info_t){.gid = x->r.gid, .lid = x->r.lid,
                           .qpn = x->qp[qp_of(x, p)]->qp_num,
-                          .psn = START_PSN, .mtu = x->r.mtu};
+                          .psn = START_PSN, .mtu = x->r.mtu,
+                          .addr = (uintptr_t)x->ag,
+                          .rkey = x->agmr ? x->agmr->rkey : 0};
         if (sock_xfer(x, p, &out, &in[p], sizeof(out)))
             return -1;
-        x->rqpn[p] = in[p].qpn;
+        x->rqpn[p]     = in[p].qpn;
+        x->ag_raddr[p] = in[p].addr;
+        x->ag_rkey[p]  = in[p].rkey;
         x->r.mtu   = (in[p].mtu < (uint32_t)x->r.mtu) ?
                      (enum ibv_mtu)in[p].mtu : x->r.mtu;
     }
@@ -293,8 +274,12 @@ static void teardown(xrank_t *x)
         fail("ibv_destroy_cq", errno);
     if (x->mr && ibv_dereg_mr(x->mr))
         fail("ibv_dereg_mr", errno);
+    if (x->agmr && ibv_dereg_mr(x->agmr))
+        fail("ibv_dereg_mr", errno);
     free(x->buf);
+    free(x->ag);
     x->buf = NULL;
+    x->ag  = NULL;
     res_close(&x->r);
 }
 
@@ -326,14 +311,22 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc)
     if (wc->status != IBV_WC_SUCCESS)
         return fail_msg("%s completion: %s", (wc->opcode & IBV_WC_RECV) ?
                         "receive" : "send", ibv_wc_status_str(wc->status));
+    if (wc->opcode == IBV_WC_RDMA_READ) {   /* signaled alone */
+        x->inflight[wc->wr_id & ~(uint64_t)READ_ID]--;
+        x->ag_read_done = 1;
+        return 0;
+    }
     if (!(wc->opcode & IBV_WC_RECV)) {
         x->inflight[wc->wr_id] -= SIG_EVERY;
         return 0;
     }
-    if ((wc->wr_id >= x->slots) || (wc->byte_len < x->hdr + sizeof(hdr)))
+    if (wc->wr_id >= x->slots)
+        return fail_msg("receive of slot %" PRIu64, (uint64_t)wc->wr_id);
+    if (x->cur >= X_AG_SEND)
+        return on_ag_recv(x, wc);
+    if (wc->byte_len < x->hdr + sizeof(hdr))
         return fail_msg("receive of %u bytes", wc->byte_len);
-    b = x->buf + x->nqp * SQ_DEPTH * x->stride + wc->wr_id * x->slot_len +
-        x->hdr;
+    b = slot_at(x, wc->wr_id) + x->hdr;
     memcpy(hdr, b, sizeof(hdr));
     if (hdr[1] & CREDIT) {
         if (on_credit(x, hdr, wc->byte_len - (uint32_t)x->hdr))
@@ -367,7 +360,7 @@ static int poll_some(xrank_t *x)
 }
 
 /* Waits for completions; an empty CQ yields the core unless -Y */
-static int progress(xrank_t *x, uint64_t *idle)
+int progress(xrank_t *x, uint64_t *idle)
 {
     int n = poll_some(x);
 
@@ -384,33 +377,56 @@ static int progress(xrank_t *x, uint64_t *idle)
 /* A packet of LEN bytes to @a peer with header H0 H1 (the running call's
  * number and our rank, or a credit), into wr and sge; posted by
  * send_post, alone or chained */
-static int send_prep(xrank_t *x, int peer, size_t len, uint32_t h0,
-                     uint32_t h1, struct ibv_send_wr *wr, struct ibv_sge *sge)
+/* Room in queue pair Q's send queue for a chain of MAX_NP besides what is
+ * posted: the posted sends then hold a signaled one, whose completion
+ * makes more room */
+int sq_room(xrank_t *x, unsigned q)
 {
-    unsigned q      = qp_of(x, peer);
-    uint32_t hdr[2] = {h0, h1};
-    uint64_t idle   = 0;
-    uint8_t  *b;
+    uint64_t idle = 0;
 
-    /* room for a chain of MAX_NP besides what is posted: the posted sends
-     * then hold a signaled one, whose completion makes more room */
     while (x->inflight[q] >= SQ_DEPTH - MAX_NP) {
         if (progress(x, &idle))
             return -1;
     }
+    return 0;
+}
+
+/* A send (or write) to @a peer counted in its queue: WR gets its id and
+ * flags (one in SIG_EVERY signaled); its buffer in the ring, or NULL */
+uint8_t *sq_next(xrank_t *x, int peer, struct ibv_send_wr *wr)
+{
+    unsigned q = qp_of(x, peer);
+    uint8_t  *b;
+
+    if (sq_room(x, q))
+        return NULL;
     /* a buffer is written again only after SQ_DEPTH later sends: by then
-     * its send has completed (inflight above) */
-    b = x->buf + (q * SQ_DEPTH + x->posted[q] % SQ_DEPTH) * x->stride;
-    memcpy(b, hdr, sizeof(hdr));
-    memset(b + sizeof(hdr), (int)(x->call + x->rank), len - sizeof(hdr));
-    *sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = len,
-                            .lkey = x->mr->lkey};
-    *wr  = (struct ibv_send_wr){.wr_id = q, .sg_list = sge, .num_sge = 1,
-                                .opcode = IBV_WR_SEND};
+     * its send has completed (sq_room) */
+    b   = x->buf + (q * SQ_DEPTH + x->posted[q] % SQ_DEPTH) * x->stride;
+    *wr = (struct ibv_send_wr){.wr_id = q, .opcode = IBV_WR_SEND};
     if (++x->unsig[q] == SIG_EVERY) {
         wr->send_flags = IBV_SEND_SIGNALED;
         x->unsig[q]    = 0;
     }
+    x->posted[q]++;
+    x->inflight[q]++;
+    return b;
+}
+
+static int send_prep(xrank_t *x, int peer, size_t len, uint32_t h0,
+                     uint32_t h1, struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+    uint32_t hdr[2] = {h0, h1};
+    uint8_t  *b     = sq_next(x, peer, wr);
+
+    if (!b)
+        return -1;
+    memcpy(b, hdr, sizeof(hdr));
+    memset(b + sizeof(hdr), (int)(x->call + x->rank), len - sizeof(hdr));
+    *sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = len,
+                            .lkey = x->mr->lkey};
+    wr->sg_list = sge;
+    wr->num_sge = 1;
     if (len <= x->max_inline)
         wr->send_flags |= IBV_SEND_INLINE;
     if (!x->o->rc) {
@@ -418,12 +434,10 @@ static int send_prep(xrank_t *x, int peer, size_t len, uint32_t h0,
         wr->wr.ud.remote_qpn  = x->rqpn[peer];
         wr->wr.ud.remote_qkey = QKEY;
     }
-    x->posted[q]++;
-    x->inflight[q]++;
     return 0;
 }
 
-static int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
+int send_post(xrank_t *x, int peer, struct ibv_send_wr *wr)
 {
     struct ibv_send_wr *bad;
     int                rc = ibv_post_send(x->qp[qp_of(x, peer)], wr, &bad);
@@ -444,7 +458,7 @@ static int await_packets(xrank_t *x, unsigned n)
 }
 
 /* The running call is done: its window slot serves call + WIN */
-static void next_call(xrank_t *x)
+void next_call(xrank_t *x)
 {
     x->got[x->call % WIN] = 0;
     x->call++;
@@ -510,6 +524,8 @@ static int one_call(xrank_t *x, int call)
 
     if (call == X_BCAST)
         return one_bcast(x);
+    if (call >= X_AG_SEND)
+        return one_ag(x, call);
     peers          = (call == X_SENDRECV) ? 1 : np - 1;
     x->expect_from = (call == X_SENDRECV) ? (x->rank + np - 1) % np : -1;
     for (i = 1; i <= peers; i++) {   /* rank+1 first, as a pairwise order */
@@ -550,11 +566,15 @@ static int rank_main(xrank_t *x, double *samples)
     if (setup(x))
         return -1;
     for (c = 0; c < o->ncalls; c++) {
+        x->cur = o->calls[c];
         for (s = 0; s < o->nsizes; s++, k++) {
-            /* a size's calls must not meet the last size's messages */
+            set_size(x, o->sizes[s]);
+            if (x->cur >= X_AG_SEND)
+                ag_reset(x);
+            /* a size's calls must not meet the last size's messages, nor
+             * the peers' ag_* writes our reset */
             if (barrier(x))
                 return -1;
-            set_size(x, o->sizes[s]);
             for (i = 0; i < o->warmup; i++) {
                 if (one_call(x, o->calls[c]))
                     return -1;
@@ -568,6 +588,10 @@ static int rank_main(xrank_t *x, double *samples)
                 samples[(k * o->np + x->rank) * o->iters + i] =
                     (now_sec() - t0) * 1e6;
             }
+            /* every rank's last call has landed everywhere */
+            if ((x->cur >= X_AG_SEND) &&
+                (barrier(x) || ag_verify(x, x->cur)))
+                return -1;
         }
     }
     /* a peer's QP stays until every rank has all it expects */
@@ -607,7 +631,12 @@ static void usage(FILE *f)
 "               ibv_post_send per %d), as a transport batching them would\n"
 "               post (sendrecv and alltoall; bcast posts each alone)\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
-"  -c CALLS     sendrecv,alltoall,bcast (default sendrecv,alltoall)\n"
+"  -c CALLS     sendrecv,alltoall,bcast (default sendrecv,alltoall); with\n"
+"               -t rc and 2, 4, 8 or 16 ranks also ag_send, ag_rndv,\n"
+"               ag_put, ag_tail: an Allgather by recursive doubling, its\n"
+"               steps eager sends, rendezvous reads, RDMA writes and a\n"
+"               flag's, or one write with its flag last (SIZE: a rank's\n"
+"               block; -H does not apply)\n"
 "  -s SIZES     bytes per message, comma-separated, k suffix, 8 to 64k\n"
 "               (default 8)\n"
 "  -H BYTES     a transport's header on every message, 0 to 256 (default\n"
@@ -704,6 +733,12 @@ static int parse(int argc, char **argv, xopts_t *o)
     }
     if (!o->nsizes)
         o->sizes[o->nsizes++] = 8;
+    for (c = 0; c < o->ncalls; c++)
+        o->ag |= o->calls[c] >= X_AG_SEND;
+    if (o->ag && !o->rc)
+        return fail_msg("ag_* calls need -t rc");
+    if (o->ag && (o->np & (o->np - 1)))
+        return fail_msg("ag_* calls need 2, 4, 8 or 16 ranks, not %d", o->np);
     return 0;
 }
 

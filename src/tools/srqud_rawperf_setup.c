@@ -468,7 +468,8 @@ int qp_connect(res_t *r)
     int                is_rc = r->o->mode->rc;
     struct ibv_qp_attr ini = {.qp_state = IBV_QPS_INIT, .port_num = r->port,
                               .qkey = QKEY,
-                              .qp_access_flags = IBV_ACCESS_REMOTE_WRITE};
+                              .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+                                                 IBV_ACCESS_REMOTE_READ};
     struct ibv_qp_attr rtr = {.qp_state = IBV_QPS_RTR, .path_mtu = r->mtu,
                               .dest_qp_num = r->peer.qpn,
                               .rq_psn = r->peer.psn, .max_dest_rd_atomic = 1,
