@@ -130,12 +130,15 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
         run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
     done
     # The device's own Allgather steps over RC (what an RDMA step can save:
-    # contrib/bench/sucg-tune.sh -d): each rank's result checked byte for
-    # byte after each size (the program fails on a wrong byte), 4 kinds of
-    # step x 2 sizes reported; at 4 ranks a step forwards a block received
-    # in the step before. Asked over UD they are refused, status 2
-    for np in 2 4; do
-        run srqud_rawexch_ag_$np sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t rc -N $np -c ag_send,ag_rndv,ag_put,ag_tail -n 200 -w 10 -s 8,32k -T 120 | tee /dev/stderr | grep -cE '^ag_(send|rndv|put|tail) (8|32768) [0-9.]+ ' | grep -qx 8"
+    # contrib/bench/sucg-tune.sh -d): after each size the ranks spoil the
+    # others' blocks, run one more call and check every byte (the program
+    # fails on a wrong one: a step that went on before its data came would
+    # forward spoiled bytes); 4 kinds of step x 2 sizes reported. At 4 and
+    # 8 ranks a step forwards blocks received in the steps before; a Bcast
+    # first leaves its last credits to arrive during the Allgather. Asked
+    # over UD they are refused, status 2
+    for np in 2 4 8; do
+        run srqud_rawexch_ag_$np sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t rc -N $np -c bcast,ag_send,ag_rndv,ag_put,ag_tail -n 200 -w 10 -s 8,32k -T 300 | tee /dev/stderr | grep -cE '^ag_(send|rndv|put|tail) (8|32768) [0-9.]+ ' | grep -qx 8"
     done
     run srqud_rawexch_ag_ud_refused sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t ud -N 2 -c ag_put 2> \"\$0\"; [ \$? = 2 ] && grep -q 'need -t rc' \"\$0\"" "$LOGDIR/rawexch-ag-ud.err"
     # MPI over srqud: Open MPI (pml ucx) and MPICH (ch4:ucx), 2 and 8 ranks;

@@ -41,13 +41,15 @@
 # DEVICE: the same Allgather by recursive doubling over plain verbs, what
 # the device allows each kind of step (src/tools/srqud_rawexch: ag_send
 # eager sends, ag_rndv rendezvous reads, ag_put writes and a flag's,
-# ag_tail one write with its flag last; comma-separated, default none): in
-# each repetition, after the MPIs' runs over rc, at each rank count that
-# is a power of two, SIZES of at least 8 bytes, ITERS calls; rows of MPI
-# "verbs" in runs.csv, and a table of each step's time over the eager
-# send's and the rendezvous's within each repetition. The ranks spin where
-# they have a core each and yield where they exceed the cores, as Open
-# MPI's do.
+# ag_tail one write with its flag last; comma-separated, default none; NETS
+# must hold rc): in each repetition, after the MPIs' runs over rc, at each
+# rank count that is a power of two, in an order rotated as the kinds',
+# SIZES from 8 bytes (smaller ones as 8) to 64 KB, ITERS calls; rows of MPI
+# "verbs" in runs.csv (the mean and p99 over every rank's calls, where the
+# MPIs' rows are the slowest rank's: compare the device's kinds with one
+# another), and a table of each step's time over the eager send's and the
+# rendezvous's within each repetition. The ranks spin where they have a
+# core each and yield where they exceed the cores, as Open MPI's do.
 #
 # -a (first): no runs, the tables and plots again from NAME's runs.csv.
 #
@@ -123,6 +125,14 @@ for pair in $PAIRS; do
         echo "error: -c $pair: $label is not one of the kinds: $KINDS" >&2; exit 2
     done
 done
+# -d: known steps, and a transport to run them beside
+if [ -n "$DEVICE" ] && [ -z "$ANALYSE" ]; then
+    for d in ${DEVICE//,/ }; do
+        case $d in ag_send|ag_rndv|ag_put|ag_tail) ;;
+        *) echo "error: -d $d: ag_send, ag_rndv, ag_put or ag_tail" >&2; exit 2 ;; esac
+    done
+    [[ " $NETS " == *" rc "* ]] || { echo "error: -d runs beside -n rc" >&2; exit 2; }
+fi
 # the run's conditions head its table (kept by -a)
 if [ -z "$ANALYSE" ]; then
     {
@@ -136,15 +146,21 @@ if [ -z "$ANALYSE" ]; then
 fi
 cat "$OUT/conditions.txt" 2>/dev/null
 
-# device REP NP: srqud_rawexch's Allgathers (DEVICE) at NP ranks into the
-# CSV as MPI "verbs", kind the call; 8 bytes for smaller SIZES
+# device REP NP: srqud_rawexch's Allgathers (DEVICE, rotated by REP) at NP
+# ranks into the CSV as MPI "verbs", kind the call; SIZES of 8 bytes to
+# 64 KB (smaller ones as 8)
 device() {
-    local rep=$1 np=$2 sizes spin=-Y out
+    local rep=$1 np=$2 sizes spin=-Y out calls ds k
     sizes=$(tr , '\n' <<< "$SIZES" | awk '{ n = $1 + 0; if ($1 ~ /[kK]$/) n *= 1024;
-            if ($1 ~ /[mM]$/) n *= 1048576; print (n < 8) ? 8 : n }' | sort -nu | paste -sd,)
+            if ($1 ~ /[mM]$/) n *= 1048576; n = (n < 8) ? 8 : n; if (n <= 65536) print n }' |
+            sort -nu | head -n 8 | paste -sd,)
+    [ -n "$sizes" ] || { echo "-d: no size of SIZES up to 64 KB" >&2; return 1; }
+    read -ra ds <<< "${DEVICE//,/ }"
+    k=$(( (rep - 1) % ${#ds[@]} ))
+    calls=$(IFS=,; echo "${ds[*]:$k},${ds[*]:0:$k}")
     [ "$np" -gt "$(nproc)" ] && spin=
     # shellcheck disable=SC2086 # spin: no word or one
-    if ! out=$(timeout 1800 "$B/obj/src/tools/srqud_rawexch" -t rc -N "$np" -c "$DEVICE" \
+    if ! out=$(timeout 1800 "$B/obj/src/tools/srqud_rawexch" -t rc -N "$np" -c "${calls%,}" \
                -s "$sizes" -n "$ITERS" -w 50 $spin -T 1700 2>&1); then
         echo "srqud_rawexch -N $np -c $DEVICE: failed: $(tail -n 2 <<< "$out")" >&2
         return 1
@@ -208,7 +224,7 @@ for rep in $(seq "$REPS"); do
                      "$(( (SECONDS - t0) / 60 )) min" >&2
             done
         done
-        [ -n "$DEVICE" ] && [ "$net" = rc ] || continue
+        if [ -z "$DEVICE" ] || [ "$net" != rc ]; then continue; fi
         for np in $NPS; do
             (( np & (np - 1) )) && continue   # recursive doubling's counts
             device "$rep" "$np" || rc=1

@@ -34,13 +34,20 @@
  *              UCX's tagged rendezvous over rc_verbs
  *   ag_put     each step an RDMA write into the peer's result and one of a
  *              flag after it, posted together; the receiver polls the flag
- *              (a put with its completion, zero-copy)
+ *              (a zero-copy put with its completion, to an address known
+ *              beforehand and with no word from the receiver that it is
+ *              done with it: a bound no real step reaches)
  *   ag_tail    each step one RDMA write of the blocks with the flag right
  *              after them into a slot of the peer's, which polls the flag
  *              and copies the blocks out (sucg's SUCG_STAGED_STEP=tail: one
  *              packet up to the MTU; the sender copies into the write's
  *              buffer first); slots and buffers alternate by the call's
  *              parity, as a partner runs at most one call ahead
+ *
+ * After a size's timed calls the ranks spoil the others' blocks and run one
+ * more call, whose result is checked byte for byte (every call moves the
+ * same bytes, so only a result built from spoiled ones tells that a step
+ * went on before its data had come).
  *
  *   -t ud      one UD QP per rank and an address handle per peer
  *   -t rc      one RC QP per pair of ranks, as rc_verbs connects them
@@ -178,8 +185,11 @@ static int setup(xrank_t *x)
      * a bcast one FC_WIN; each of their packets takes a slot, and a
      * bcast's credits from two children one each */
     x->slots    = (8 * o->np + FC_WIN + 16) * x->npkt;
-    if (o->ag && (x->slot_len < AG_HDR + max_size(o) * o->np / 2))
-        x->slot_len = AG_HDR + max_size(o) * o->np / 2;   /* a last step */
+    for (i = 0; i < (unsigned)o->ncalls; i++) {   /* ag_send's last step */
+        if ((o->calls[i] == X_AG_SEND) &&
+            (x->slot_len < AG_HDR + max_size(o) * o->np / 2))
+            x->slot_len = AG_HDR + max_size(o) * o->np / 2;
+    }
     len         = x->nqp * SQ_DEPTH * x->stride + x->slots * x->slot_len;
     if (posix_memalign((void**)&x->buf, 4096, len))
         return fail("posix_memalign", ENOMEM);
@@ -322,17 +332,18 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc)
     }
     if (wc->wr_id >= x->slots)
         return fail_msg("receive of slot %" PRIu64, (uint64_t)wc->wr_id);
-    if (x->cur >= X_AG_SEND)
-        return on_ag_recv(x, wc);
     if (wc->byte_len < x->hdr + sizeof(hdr))
         return fail_msg("receive of %u bytes", wc->byte_len);
     b = slot_at(x, wc->wr_id) + x->hdr;
     memcpy(hdr, b, sizeof(hdr));
+    /* a bcast's last credits may come while the next call kind runs */
     if (hdr[1] & CREDIT) {
         if (on_credit(x, hdr, wc->byte_len - (uint32_t)x->hdr))
             return -1;
         return rx_post(x, (unsigned)wc->wr_id);
     }
+    if (x->cur >= X_AG_SEND)
+        return on_ag_recv(x, wc);
     if ((wc->byte_len != x->hdr + x->pkt_len) &&
         ((x->pkt_long == 0) || (wc->byte_len != x->hdr + x->pkt_len + 1)))
         return fail_msg("receive of %u bytes, expected %zu", wc->byte_len,
@@ -555,6 +566,19 @@ static int one_call(xrank_t *x, int call)
     return 0;
 }
 
+/* ag_*, after a size's timed calls: the others' blocks spoiled and one
+ * more call, which must bring every byte back (a step that went on before
+ * its data had come would forward spoiled ones) */
+static int ag_check(xrank_t *x)
+{
+    if (barrier(x))   /* every rank's last call has landed everywhere */
+        return -1;
+    ag_reset(x);
+    if (barrier(x) || one_call(x, x->cur) || barrier(x))
+        return -1;
+    return ag_verify(x, x->cur);
+}
+
 /* A rank: every call and size, warmup then timed into t[ITERS] each */
 static int rank_main(xrank_t *x, double *samples)
 {
@@ -588,9 +612,7 @@ static int rank_main(xrank_t *x, double *samples)
                 samples[(k * o->np + x->rank) * o->iters + i] =
                     (now_sec() - t0) * 1e6;
             }
-            /* every rank's last call has landed everywhere */
-            if ((x->cur >= X_AG_SEND) &&
-                (barrier(x) || ag_verify(x, x->cur)))
+            if ((x->cur >= X_AG_SEND) && ag_check(x))
                 return -1;
         }
     }

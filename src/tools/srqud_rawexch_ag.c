@@ -50,17 +50,21 @@ int ag_open(xrank_t *x)
     return x->agmr ? 0 : fail("ibv_reg_mr", errno);
 }
 
-/* Before a size's calls: our block, and nothing of the others' */
+/* Before a size's calls and its last check: our block, and the others'
+ * spoiled (every byte differs from the right one) */
 void ag_reset(xrank_t *x)
 {
     size_t i;
+    int    r;
 
-    memset(x->ag, 0, x->o->np * x->size);
-    for (i = 0; i < x->size; i++)
-        x->ag[x->rank * x->size + i] = ag_byte(x->rank, i);
+    for (r = 0; r < x->o->np; r++) {
+        for (i = 0; i < x->size; i++)
+            x->ag[r * x->size + i] = (r == x->rank) ? ag_byte(r, i) :
+                                     (uint8_t)~ag_byte(r, i);
+    }
 }
 
-/* After a size's calls: every rank's block, byte for byte */
+/* After a size's last call: every rank's block, byte for byte */
 int ag_verify(const xrank_t *x, int call)
 {
     size_t i;
