@@ -385,9 +385,6 @@ int progress(xrank_t *x, uint64_t *idle)
     return 0;
 }
 
-/* A packet of LEN bytes to @a peer with header H0 H1 (the running call's
- * number and our rank, or a credit), into wr and sge; posted by
- * send_post, alone or chained */
 /* Room in queue pair Q's send queue for a chain of MAX_NP besides what is
  * posted: the posted sends then hold a signaled one, whose completion
  * makes more room */
@@ -424,6 +421,9 @@ uint8_t *sq_next(xrank_t *x, int peer, struct ibv_send_wr *wr)
     return b;
 }
 
+/* A packet of LEN bytes to @a peer with header H0 H1 (the running call's
+ * number and our rank, or a credit), into wr and sge; posted by
+ * send_post, alone or chained */
 static int send_prep(xrank_t *x, int peer, size_t len, uint32_t h0,
                      uint32_t h1, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
