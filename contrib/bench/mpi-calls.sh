@@ -52,9 +52,10 @@
 # to 15 ranks and up to 2 KB at 4 to 7, MPICH's binomial tree's shape up
 # to 4 ranks; an approximation in the other cells), Sendrecv's for the
 # calls that go in steps of one message to and from one peer (Sendrecv,
-# Allgather, Allreduce), the ping-pong's for the ping-pong: the ratio of
-# the medians over the repetitions of the devices' averages, for the
-# average and the p99 alike (the p99 of one exchange is noisy).
+# Allgather, Allreduce), the ping-pong's for the ping-pong: the median
+# over the repetitions of the ratio of the device's UD and RC averages in
+# each (run back to back there), for the average and the p99 alike (the
+# p99 of one exchange is noisy).
 #
 # Output: a table per MPI and rank count with, per call and size, each
 # variant's median over the repetitions of the average and of the p99 (the
@@ -119,7 +120,7 @@ done
 # and srqud_rawexch's exchanges at each rank count (calls ud_sendrecv,
 # rc_alltoall, ...: the same columns as mpi_calls)
 device() {
-    local rep=$1 t np out iters spin yield
+    local rep=$1 t c np out iters spin yield order
     for t in ud_lat rc_lat; do
         if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
             echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
@@ -147,17 +148,24 @@ device() {
         echo "$out" | awk -v p="$rep,raw,$np,device,cpu,100" \
             '$1 == "all" { printf "%s,%s,%s,%s,%s,%s,%s\n", p, $3, $3, $4, $5, $6, $7 }' \
             >> "$CSV"
-        for t in ud rc; do
-            # shellcheck disable=SC2086 # spin: no word or one
-            if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
-                       -c sendrecv,alltoall,bcast -H "$EXCH_HDR" \
-                       -n "$iters" $spin -T 800 2>&1); then
-                echo "srqud_rawexch -t $t -N $np: failed: $(echo "$out" | tail -n 2)" >&2
-                return 1
-            fi
-            echo "$out" | awk -v p="$rep,raw,$np,device" -v t=$t \
-                'NF == 8 && $2 ~ /^[0-9]+$/ { $1 = t "_" $1; $1 = $1; gsub(/ /, ",");
-                                              print p "," $0 }' >> "$CSV"
+        # UD and RC of one call back to back, which first alternating
+        # between repetitions: the machine's speed drifts by up to 2x
+        # within a minute (docs/notes/mpi-small-messages.md), and the UD
+        # bound is their ratio within the repetition
+        order="ud rc"
+        [ $((rep % 2)) = 0 ] && order="rc ud"
+        for c in sendrecv alltoall bcast; do
+            for t in $order; do
+                # shellcheck disable=SC2086 # spin: no word or one
+                if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
+                           -c "$c" -H "$EXCH_HDR" -n "$iters" $spin -T 800 2>&1); then
+                    echo "srqud_rawexch -t $t -N $np -c $c: failed: $(echo "$out" | tail -n 2)" >&2
+                    return 1
+                fi
+                echo "$out" | awk -v p="$rep,raw,$np,device" -v t="$t" \
+                    'NF == 8 && $2 ~ /^[0-9]+$/ { $1 = t "_" $1; $1 = $1; gsub(/ /, ",");
+                                                  print p "," $0 }' >> "$CSV"
+            done
         done
     done
     echo "== rep $rep device: done" >&2

@@ -48,21 +48,25 @@ ratio_of = {rep: d['ud_lat'] / d['rc_lat'] for rep, d in dev.items()
             if d.get('ud_lat') and d.get('rc_lat')}
 def dev_ratio(np_, call, size):
     """UD/RC of the device in the pattern a call goes in steps of: the
-    ratio of the medians over the repetitions (one repetition's is noisy:
-    at 2 ranks Sendrecv and Alltoall are the same exchange). Bcast has
-    its own tree since srqud_rawexch runs one; runs before take
+    median over the repetitions of UD's average over RC's in each (run
+    back to back there, so a slow phase of the machine falls on both).
+    Bcast has its own tree since srqud_rawexch runs one; runs before take
     Sendrecv's"""
     kinds = (['alltoall'] if call.endswith('alltoall') else
              ['bcast', 'sendrecv'] if call.endswith('bcast') else ['sendrecv'])
-    for kind in kinds:
-        u, c = ([v[0] for k, v in exch.items()
-                 if k[1:] == (np_, t + '_' + kind, size)] for t in ('ud', 'rc'))
-        if u and c:
-            break
-    if call.endswith('pingpong') or not u or not c:
-        u = [d['ud_lat'] for d in dev.values() if 'ud_lat' in d]
-        c = [d['rc_lat'] for d in dev.values() if 'rc_lat' in d]
-    return statistics.median(u) / statistics.median(c) if u and c else None
+    qs = []
+    if not call.endswith('pingpong'):
+        for kind in kinds:
+            qs = [exch[(rep, np_, 'ud_' + kind, size)][0] /
+                  exch[(rep, np_, 'rc_' + kind, size)][0]
+                  for rep in sorted({k[0] for k in exch})
+                  if (rep, np_, 'ud_' + kind, size) in exch and
+                  (rep, np_, 'rc_' + kind, size) in exch]
+            if qs:
+                break
+    if not qs:
+        qs = list(ratio_of.values())
+    return statistics.median(qs) if qs else None
 def med(k, col):
     xs = [float(r[col]) for r in cell.get(k, [])]
     return (statistics.median(xs), min(xs), max(xs)) if xs else None
@@ -80,12 +84,13 @@ if dev:
               '%.2f us (%.2f-%.2f)' % (t, statistics.median(xs), min(xs), max(xs)))
     xs = list(ratio_of.values())
     print('device UD/RC: %.2f (%.2f-%.2f); the UD bound of the ping-pong is '
-          'rc_verbs x the ratio of the medians' %
+          'rc_verbs x the median of the repetitions\' ratios' %
           (statistics.median(xs), min(xs), max(xs)))
 if exch:
     print('\ndevice exchanges (srqud_rawexch, plain verbs), us per call, '
-          'median of repetitions (range); UD/RC of the medians: the UD '
-          'bound of a call (average and p99) is rc_verbs x this ratio')
+          'median of repetitions (range); UD/RC: the median of the '
+          'repetitions\' ratios, the UD bound of a call (average and p99) is '
+          'rc_verbs x this ratio')
     print('%5s %-9s %6s %22s %22s %7s' % ('ranks', 'call', 'size',
           'UD average', 'RC average', 'UD/RC'))
     for np_, kind, size in sorted({(k[1], k[2][3:], k[3]) for k in exch}):
