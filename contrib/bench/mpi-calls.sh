@@ -46,8 +46,9 @@
 # two UD packets; every call timed, the ranks yielding the core when they
 # exceed it, as Open MPI's do; spinning otherwise). Their ratio is what
 # UD itself costs over RC on this device; srqud cannot be faster than
-# that allows. The "UD bound" of a call is rc_verbs' time in the same
-# repetition times the ratio of its rank count and size: Alltoall's for
+# that allows. The "UD bound" of a call is rc_verbs' time (the median
+# over the repetitions) times the device's ratio at its rank count and
+# size: Alltoall's for
 # Alltoall, Bcast's for Bcast (a binary tree: Open MPI's below 64 B at 4
 # to 15 ranks and up to 2 KB at 4 to 7, MPICH's binomial tree's shape up
 # to 4 ranks; an approximation in the other cells), Sendrecv's for the
@@ -121,7 +122,13 @@ done
 # rc_alltoall, ...: the same columns as mpi_calls)
 device() {
     local rep=$1 t c np out iters spin yield order
-    for t in ud_lat rc_lat; do
+    # UD and RC back to back, which first alternating between repetitions:
+    # the machine's speed drifts by up to 2x within a minute
+    # (docs/notes/mpi-small-messages.md), and the bound is their ratio
+    order="ud rc"
+    [ $((rep % 2)) = 0 ] && order="rc ud"
+    for t in $order; do
+        t=${t}_lat
         if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
             echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
             return 1
@@ -148,12 +155,7 @@ device() {
         echo "$out" | awk -v p="$rep,raw,$np,device,cpu,100" \
             '$1 == "all" { printf "%s,%s,%s,%s,%s,%s,%s\n", p, $3, $3, $4, $5, $6, $7 }' \
             >> "$CSV"
-        # UD and RC of one call back to back, which first alternating
-        # between repetitions: the machine's speed drifts by up to 2x
-        # within a minute (docs/notes/mpi-small-messages.md), and the UD
-        # bound is their ratio within the repetition
-        order="ud rc"
-        [ $((rep % 2)) = 0 ] && order="rc ud"
+        # the exchanges likewise, call by call
         for c in sendrecv alltoall bcast; do
             for t in $order; do
                 # shellcheck disable=SC2086 # spin: no word or one
