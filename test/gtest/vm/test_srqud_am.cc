@@ -121,9 +121,17 @@ TEST_F(srqud_am, iface_attributes)
     EXPECT_TRUE(a.cap.flags & UCT_IFACE_FLAG_PENDING);
     EXPECT_TRUE(a.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD);
     EXPECT_GE(a.cap.am.max_short, 64u);
-    /* one MTU minus the srqud header: rxe drops anything larger silently */
-    EXPECT_GE(a.cap.am.max_bcopy, 256u - 12u);
-    EXPECT_LE(a.cap.am.max_bcopy, 4096u - 12u);
+    /* one packet: an MTU minus the srqud header (rxe drops anything
+     * larger silently) */
+    EXPECT_GE(a.cap.am.max_zcopy, 256u - 20u);
+    EXPECT_LE(a.cap.am.max_zcopy, 4096u - 20u);
+    /* an am_bcopy of two packets on Soft-RoCE (UCX_SRQUD_AM_PACKETS=auto),
+     * of one on an HCA */
+    if (test_device().compare(0, 3, "rxe") == 0) {
+        EXPECT_EQ(2 * a.cap.am.max_zcopy, a.cap.am.max_bcopy);
+    } else {
+        EXPECT_EQ(a.cap.am.max_zcopy, a.cap.am.max_bcopy);
+    }
     EXPECT_EQ(0u, a.ep_addr_len);
     EXPECT_GT(a.bandwidth.shared, 0.0);
 }
@@ -145,10 +153,12 @@ TEST_F(srqud_am, short_all_sizes_verified)
     }
 }
 
-TEST_F(srqud_am, bcopy_sizes_up_to_mtu_verified)
+TEST_F(srqud_am, bcopy_sizes_up_to_max_verified)
 {
-    const size_t max = sender->attr.cap.am.max_bcopy;
+    const size_t max    = sender->attr.cap.am.max_bcopy;
+    const size_t packet = sender->attr.cap.am.max_zcopy;
     std::vector<size_t> sizes = {8, 9, 63, 64, 65, 255, 256, 1000, 1024,
+                                 packet - 1, packet, packet + 1,
                                  max / 2, max - 1, max};
     uint64_t seq = 0;
 
@@ -741,4 +751,124 @@ TEST_F(srqud_am, held_descriptor_is_released_later)
         EXPECT_TRUE(check_pattern(static_cast<char*>(h.descs[i]) + 8, 192, seq));
         uct_iface_release_desc(h.descs[i]);
     }
+}
+
+
+namespace {
+
+/* Messages of up to three packets (UCX_SRQUD_AM_PACKETS=3, on any device);
+ * with @a two_workers the receiver's worker progresses only when the test
+ * says, and its async thread takes the packets meanwhile */
+class srqud_am_chain : public srqud_am {
+public:
+    explicit srqud_am_chain(bool two_workers = false) :
+        srqud_am(two_workers)
+    {
+    }
+
+protected:
+    void setup_env() override
+    {
+        set_env("UCX_SRQUD_AM_PACKETS", "3");
+        set_env("UCX_SRQUD_TIMEOUT", "10s");
+    }
+
+    /* one packet's payload (am_zcopy's limit) */
+    size_t packet() const
+    {
+        return sender->attr.cap.am.max_zcopy;
+    }
+
+    /* single packets and chains of two and three, in turn */
+    std::vector<size_t> sizes() const
+    {
+        return {16, packet() + 1, 100, packet() + 64, 2 * packet() - 1,
+                packet(), 2 * packet(), 2 * packet() + 1, 3 * packet() - 1,
+                3 * packet()};
+    }
+
+    /* sends sizes() @a rounds times, then flushes progressing the sender
+     * only; returns the messages' lengths by sequence number */
+    void send_rounds(int rounds, std::map<uint64_t, size_t> &sent)
+    {
+        uint64_t seq = 0;
+
+        for (int round = 0; round < rounds; ++round) {
+            for (size_t len : sizes()) {
+                ++seq;
+                sent[seq] = len;
+                send_retry([&] { return send_bcopy(seq, len); });
+            }
+        }
+        flush_all();
+    }
+
+    void expect_lengths(const std::map<uint64_t, size_t> &sent)
+    {
+        for (const auto &s : sent) {
+            EXPECT_EQ(s.second, log.lengths[s.first]) << "seq " << s.first;
+        }
+    }
+
+    unsigned long chains(const std::map<uint64_t, size_t> &sent) const
+    {
+        unsigned long n = 0;
+        for (const auto &s : sent) {
+            n += (s.second > packet());
+        }
+        return n;
+    }
+};
+
+
+class srqud_am_chain_async : public srqud_am_chain {
+public:
+    srqud_am_chain_async() : srqud_am_chain(true) {}
+};
+
+} // namespace
+
+
+/* A message above one packet goes as its packets with one doorbell, and
+ * arrives whole, intact, in order and of its length */
+TEST_F(srqud_am_chain, bcopy_chains_share_a_doorbell_and_arrive_whole)
+{
+    ASSERT_EQ(3 * packet(), sender->attr.cap.am.max_bcopy);
+    const uct_srqud_iface_stats_t before = srqud_stats(sender->handle);
+    std::map<uint64_t, size_t> sent;
+
+    ASSERT_NO_FATAL_FAILURE(send_rounds(30, sent));
+    ASSERT_NO_FATAL_FAILURE(expect_received(sent.size()));
+    expect_lengths(sent);
+
+    const uct_srqud_iface_stats_t after = srqud_stats(sender->handle);
+    const uct_srqud_iface_stats_t rx    = srqud_stats(receiver->handle);
+    EXPECT_EQ(chains(sent), after.tx_am_chains - before.tx_am_chains);
+    EXPECT_EQ(chains(sent), rx.rx_am_chains);
+    EXPECT_EQ(0u, rx.rx_chain_bad);
+    /* one doorbell a message at most, plus the CREQ's and the resends' */
+    const unsigned long doorbells = after.tx_doorbells - before.tx_doorbells;
+    const unsigned long resends   = after.tx_retransmits -
+                                    before.tx_retransmits;
+    EXPECT_LE(doorbells, sent.size() + resends + 4)
+        << doorbells << " doorbells for " << sent.size() << " messages, "
+        << (after.tx_packets - before.tx_packets) << " packets";
+}
+
+/* Chains the receiver's async thread accepted while the user was away are
+ * delivered whole by the user's progress, in order with the single packets
+ * queued around them */
+TEST_F(srqud_am_chain_async, bcopy_chains_accepted_while_away_arrive_whole)
+{
+    std::map<uint64_t, size_t> sent;
+
+    /* the flush completes only once the receiver's async thread has
+     * accepted and acknowledged everything */
+    ASSERT_NO_FATAL_FAILURE(send_rounds(10, sent));
+    EXPECT_EQ(0u, log.count); /* nothing was delivered behind its back */
+    EXPECT_GT(srqud_stats(receiver->handle).async_queued, 0u);
+
+    ASSERT_NO_FATAL_FAILURE(expect_received(sent.size()));
+    expect_lengths(sent);
+    EXPECT_EQ(chains(sent), srqud_stats(receiver->handle).rx_am_chains);
 }

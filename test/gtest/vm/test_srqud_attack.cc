@@ -880,3 +880,103 @@ TEST(srqud_attack, remote_access_exactly_as_registered)
     uct_md_mem_dereg(a.ctx.md, small_memh);
     uct_md_mem_dereg(a.ctx.md, big_memh);
 }
+
+
+/*
+ * A message of several packets (MORE on all but its last) is held until its
+ * last packet is in. A peer that breaks the sender's rules has the message
+ * counted and dropped, nothing of it left held, and its connection goes on:
+ * more than UCT_SRQUD_AM_PACKETS_MAX packets, or another AM id within the
+ * message. A peer that starts messages on many connections and ends none
+ * holds at most the bound of held buffers (half the SRQ): further first
+ * packets are left unaccepted (for their sender to resend), and whole
+ * messages still arrive.
+ */
+TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
+{
+    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 held at most */
+    attacked a;
+    ASSERT_NO_FATAL_FAILURE(a.open());
+    iface &receiver  = *a.receiver;
+    am_log &log      = a.log;
+    raw_sender &peer = a.peer;
+    auto stats       = [&] { return srqud_stats(receiver.handle); };
+    auto received    = [] { return true; };
+
+    /* a packet of a message: @a len bytes of @a data, AM id @a id */
+    auto piece = [](const fake_conn &c, uint16_t psn, uint8_t id, bool more,
+                    const uint8_t *data, size_t len) {
+        std::vector<uint8_t> p = c.reliable(UCT_SRQUD_PACKET_FLAG_AM |
+                                            (more ? UCT_SRQUD_PACKET_FLAG_MORE :
+                                                    0), 0, psn, data, len);
+        p[offsetof(uct_srqud_neth_t, am_id)] = id;
+        return p;
+    };
+
+    std::vector<uint8_t> msg(8 + 3000);
+    fill_seq_msg(msg.data(), msg.size(), 1);
+    fake_conn c(peer, receiver, 5, 0x5eed0f01, 9);
+    ASSERT_TRUE(c.connect());
+    uint16_t psn = 1;
+
+    /* a message of two packets arrives whole */
+    ASSERT_TRUE(deliver(peer, receiver,
+                        piece(c, psn++, am_id, true, msg.data(), 1000),
+                        received));
+    EXPECT_EQ(0u, log.count) << "a message's first packet was delivered alone";
+    ASSERT_TRUE(deliver(peer, receiver,
+                        piece(c, psn++, am_id, false, msg.data() + 1000,
+                              msg.size() - 1000),
+                        [&] { return log.count >= 1; }))
+        << stats_line(stats());
+    EXPECT_EQ(msg.size(), log.lengths[1]);
+    EXPECT_EQ(1u, stats().rx_am_chains);
+
+    /* UCT_SRQUD_AM_PACKETS_MAX packets, each saying more follow */
+    for (unsigned i = 0; i < UCT_SRQUD_AM_PACKETS_MAX; ++i) {
+        ASSERT_TRUE(deliver(peer, receiver,
+                            piece(c, psn++, am_id, true, msg.data(), 100),
+                            received));
+    }
+    EXPECT_EQ(1u, stats().rx_chain_bad);
+
+    /* another AM id within a message */
+    ASSERT_TRUE(deliver(peer, receiver,
+                        piece(c, psn++, am_id, true, msg.data(), 100),
+                        received));
+    ASSERT_TRUE(deliver(peer, receiver,
+                        piece(c, psn++, am_id + 1, false, msg.data(), 100),
+                        received));
+    EXPECT_EQ(2u, stats().rx_chain_bad);
+
+    /* the connection goes on */
+    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 2),
+                        [&] { return log.count >= 2; }))
+        << stats_line(stats());
+
+    /* 40 connections each start a message and never end it */
+    const unsigned long waits = stats().rx_chain_waits;
+    std::vector<std::unique_ptr<fake_conn>> conns;
+    for (uint32_t i = 0; i < 40; ++i) {
+        conns.emplace_back(new fake_conn(peer, receiver, 100 + i,
+                                         0x7a110000 + i, 1));
+        ASSERT_TRUE(conns.back()->connect());
+        ASSERT_TRUE(deliver(peer, receiver,
+                            piece(*conns.back(), 1, am_id, true, msg.data(),
+                                  100),
+                            received));
+    }
+    EXPECT_GE(stats().rx_chain_waits, waits + 40 - 32)
+        << "more than half the SRQ held: " << stats_line(stats());
+
+    /* a whole message still arrives, and nothing else came */
+    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 3),
+                        [&] { return log.count >= 3; }))
+        << stats_line(stats());
+    for (int i = 0; i < 100000; ++i) {
+        receiver.progress();
+    }
+    EXPECT_EQ(3u, log.count);
+    EXPECT_EQ(0u, log.bad);
+    EXPECT_TRUE(log.in_order());
+}

@@ -338,6 +338,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "traffic), so that the copy path takes over.",
      ucs_offsetof(uct_srqud_iface_config_t, fault_chunk_drop), UCS_CONFIG_TYPE_DOUBLE},
 
+    {"AM_PACKETS", "auto",
+     "Packets of an active message sent by copy (am_bcopy), at most (1 to\n"
+     "4). A larger message goes as several packets with one doorbell, and\n"
+     "the receiver copies them out of its buffers to deliver it whole. On\n"
+     "Soft-RoCE each doorbell of a UD QP is a system call that wakes the\n"
+     "kernel's softirq thread, which costs more than the copies: a 4 KB MPI\n"
+     "message with its headers is two packets. auto: 2 on Soft-RoCE, 1 on\n"
+     "an HCA, where a doorbell costs less than copying the message again.",
+     ucs_offsetof(uct_srqud_iface_config_t, am_packets), UCS_CONFIG_TYPE_ULUNITS},
+
     {"SEG_SIZE", "auto",
      "Largest packet, network header included. \"auto\" is the port's active\n"
      "MTU; a larger value is refused, since UD drops what exceeds the MTU.",
@@ -441,6 +451,10 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
         UCT_SRQUD_CHECK_RANGE("SEG_SIZE", config->seg_size,
                               sizeof(uct_srqud_neth_t) + 64, mtu);
     }
+    if (config->am_packets != UCS_ULUNITS_AUTO) {
+        UCT_SRQUD_CHECK_RANGE("AM_PACKETS", config->am_packets, 1,
+                              UCT_SRQUD_AM_PACKETS_MAX);
+    }
     UCT_SRQUD_CHECK_RANGE("ZCOPY_QPS", config->zcopy_qps, 0, 4096);
     UCT_SRQUD_CHECK_RANGE("ZCOPY_RQ_DEPTH", config->zcopy_rq_depth, 16,
                           ucs_min(dev_attr->max_qp_wr, 65535));
@@ -499,6 +513,10 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.seg_size       = (config->seg_size == UCS_MEMUNITS_AUTO) ?
                                    mtu : config->seg_size;
     iface->config.mtu            = mtu;
+    iface->config.am_packets     = (config->am_packets != UCS_ULUNITS_AUTO) ?
+                                   config->am_packets :
+                                   (iface->md->dev_attr.vendor_id ==
+                                    UCT_SRQUD_SOFT_ROCE_VENDOR_ID) ? 2 : 1;
     iface->config.stats_dump     = config->stats_dump;
     iface->config.zcopy_qps      = config->zcopy_qps;
     iface->config.zcopy_thresh   = config->zcopy_thresh;

@@ -60,6 +60,7 @@ typedef struct uct_srqud_iface_config {
     unsigned                 traffic_class;
     unsigned                 hop_limit;
     size_t                   seg_size;       /* 0: the port's active MTU */
+    unsigned long            am_packets;     /* UCS_ULUNITS_AUTO: by device */
     unsigned                 tx_window;      /* unacknowledged packets per ep */
     unsigned                 rx_reorder;     /* held ahead of a gap per ep */
     unsigned                 ack_thresh;     /* ack after this many packets */

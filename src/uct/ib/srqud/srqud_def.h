@@ -42,6 +42,14 @@
 /* Most sends posted with one doorbell (UCX_SRQUD_TX_BATCH) */
 #define UCT_SRQUD_TX_BATCH_MAX     64
 
+/* Most packets of one active message (UCX_SRQUD_AM_PACKETS): a receiver
+ * takes chains up to this long from any peer, whatever its own setting */
+#define UCT_SRQUD_AM_PACKETS_MAX   4
+
+/* The vendor id Soft-RoCE (rdma_rxe) reports: a device whose every UD
+ * doorbell is a system call and a softirq (UCX_SRQUD_AM_PACKETS=auto) */
+#define UCT_SRQUD_SOFT_ROCE_VENDOR_ID 0xffffffU
+
 /* Largest control packet sent inline from the stack */
 #define UCT_SRQUD_CTL_INLINE_MAX   128
 
@@ -61,7 +69,9 @@ enum {
     UCT_SRQUD_PACKET_FLAG_CTL     = UCS_BIT(3), /* ctl holds an opcode */
     UCT_SRQUD_PACKET_FLAG_REL     = UCS_BIT(4), /* In the sequence: psn valid */
     UCT_SRQUD_PACKET_FLAG_BACK_ACK = UCS_BIT(5),/* Ends with an uct_srqud_back_ack_t */
-    UCT_SRQUD_PACKET_FLAGS_ALL    = UCS_MASK(6)
+    UCT_SRQUD_PACKET_FLAG_MORE    = UCS_BIT(6), /* A reliable AM whose message
+                                                   goes on in the next psn */
+    UCT_SRQUD_PACKET_FLAGS_ALL    = UCS_MASK(7)
 };
 
 
@@ -288,6 +298,13 @@ uct_srqud_neth_check(const uct_srqud_neth_t *neth, size_t len,
     }
 
     *payload_len_p = len - UCT_SRQUD_GRH_LEN - sizeof(*neth);
+
+    /* only a reliable AM is continued by the next packet of its sequence */
+    if ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
+        (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM) ||
+         !(neth->flags & UCT_SRQUD_PACKET_FLAG_REL))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
 
     /* only a reliable AM carries an ack back, at its end */
     if (neth->flags & UCT_SRQUD_PACKET_FLAG_BACK_ACK) {

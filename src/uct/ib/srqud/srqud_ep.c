@@ -19,6 +19,7 @@
 #include "srqud_ep_flush.h"
 #include "srqud_dev.h"
 #include "srqud_rx.h"
+#include "srqud_rx_chain.h"
 
 #include <ucs/datastruct/mpool.inl>
 #include <ucs/debug/log.h>
@@ -738,6 +739,8 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->rx.ack_limit = 0;
     self->rx.unacked   = 0;
     self->rx.reorder   = NULL;
+    ucs_queue_head_init(&self->rx.chain);
+    self->rx.chain_count = 0;
     self->rx.ack_time  = 0;
     ucs_queue_head_init(&self->tx.window);
     ucs_queue_head_init(&self->tx.flushes);
@@ -785,6 +788,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_ep_t)
     iface->proto->ep_release(iface, self);
     uct_srqud_rx_purge_ep(iface, self);
     uct_srqud_rx_reorder_release(iface, &self->rx.reorder);
+    uct_srqud_rx_chain_release(iface, self);
     if (self->flags & UCT_SRQUD_EP_FLAG_ACK_QUEUED) {
         ucs_list_del(&self->rx.ack_list);
     }

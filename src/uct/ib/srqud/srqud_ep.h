@@ -124,6 +124,10 @@ typedef struct uct_srqud_ep {
         uct_srqud_psn_t      ack_limit;    /* with FLAG_ACK_HELD */
         unsigned             unacked;      /* delivered since the last ack */
         uct_srqud_reorder_t  *reorder;     /* packets held ahead of a gap */
+        ucs_queue_head_t     chain;        /* accepted packets of a message
+                                              whose last one is to come
+                                              (srqud_rx_chain.c) */
+        unsigned             chain_count;
         ucs_time_t           ack_time;     /* when the owed ack was queued */
         ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
     } rx;

@@ -195,11 +195,87 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 }
 
 
+/* Room for an am_bcopy of AM_PACKETS packets, checked before the user
+ * packs it: its length is known only then, and a message is sent whole or
+ * not at all (a receiver would join a part to the next message) */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_am_chain_room(const uct_srqud_iface_t *iface,
+                           const uct_srqud_ep_t *ep)
+{
+    return (iface->tx.available >= (int)iface->config.am_packets) &&
+           (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) +
+            iface->config.am_packets <= iface->config.tx_window);
+}
+
+
+/*
+ * An am_bcopy above one packet (AM_PACKETS): the user packed it into the
+ * first descriptor, which is large enough; the bytes beyond the first
+ * packet are copied into descriptors of their own, every packet but the
+ * last is flagged MORE, and all go with one doorbell (on Soft-RoCE each
+ * doorbell is a system call and a softirq thread's wakeup). Each packet is
+ * reliable on its own; the receiver delivers the message once its last
+ * packet is in (srqud_rx_chain.c).
+ */
+static ucs_status_t
+uct_srqud_ep_am_bcopy_chain(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                            uct_srqud_send_desc_t *first, size_t length)
+{
+    size_t chunk          = iface->config.seg_size - sizeof(uct_srqud_neth_t);
+    unsigned i, count     = ucs_div_round_up(length, chunk);
+    const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(first) + 1);
+    uct_srqud_send_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
+    ucs_status_t status   = UCS_OK;
+    int ring;
+
+    ucs_assert((count >= 2) && (count <= iface->config.am_packets));
+    descs[0] = first;
+    for (i = 1; i < count; ++i) {
+        descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
+        if (ucs_unlikely(descs[i] == NULL)) {
+            UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
+            while (i-- > 0) {
+                ucs_mpool_put_inline(descs[i]);
+            }
+            return UCS_ERR_NO_RESOURCE;
+        }
+        *uct_srqud_tx_desc_neth(descs[i]) = *uct_srqud_tx_desc_neth(first);
+        descs[i]->num_zsge = 0;
+        descs[i]->comp     = NULL;
+        memcpy(uct_srqud_tx_desc_neth(descs[i]) + 1, packed + (i * chunk),
+               ucs_min(chunk, length - (i * chunk)));
+    }
+
+    /* the last packet rings the batch, unless sends were batched before:
+     * their doorbell (progress, TX_BATCH_WAIT, TX_HOLD) takes these too */
+    ring = (iface->tx.batch_count == 0);
+    for (i = 0; i < count; ++i) {
+        iface->tx.chain = (i + 1 < count);
+        if (iface->tx.chain) {
+            uct_srqud_tx_desc_neth(descs[i])->flags |=
+                    UCT_SRQUD_PACKET_FLAG_MORE;
+        }
+        /* cannot fail: the room was checked, and a send the QP refuses is
+         * kept for retransmission (uct_srqud_tx_post_send) */
+        status = uct_srqud_ep_am_send(iface, ep, descs[i],
+                                      ucs_min(chunk, length - (i * chunk)));
+        ucs_assert_always(status == UCS_OK);
+    }
+    iface->tx.chain = 0;
+    if (ring) {
+        uct_srqud_tx_ring(iface);
+    }
+    ++iface->stats.tx_am_chains;
+    return status;
+}
+
+
 static ssize_t
 uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              uint8_t id, uct_pack_callback_t pack_cb,
                              void *arg)
 {
+    size_t chunk = iface->config.seg_size - sizeof(uct_srqud_neth_t);
     uct_srqud_send_desc_t *desc;
     ucs_status_t status;
     size_t length;
@@ -209,11 +285,22 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return status;
     }
 
+    if ((iface->config.am_packets > 1) &&
+        ucs_unlikely(!uct_srqud_ep_am_chain_room(iface, ep))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
+        ucs_mpool_put_inline(desc);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
     length = pack_cb(uct_srqud_tx_desc_neth(desc) + 1, arg);
-    ucs_assertv(length <= iface->config.seg_size - sizeof(uct_srqud_neth_t),
+    ucs_assertv(length <= iface->config.am_packets * chunk,
                 "am_bcopy: packed %zu bytes, max %zu", length,
-                iface->config.seg_size - sizeof(uct_srqud_neth_t));
-    status = uct_srqud_ep_am_send(iface, ep, desc, length);
+                iface->config.am_packets * chunk);
+    if (length > chunk) {
+        status = uct_srqud_ep_am_bcopy_chain(iface, ep, desc, length);
+    } else {
+        status = uct_srqud_ep_am_send(iface, ep, desc, length);
+    }
     if (status != UCS_OK) {
         return status;
     }

@@ -18,6 +18,7 @@
 #include "srqud_dev.h"
 #include "srqud_proto.h"
 #include "srqud_rx.h"
+#include "srqud_rx_chain.h"
 
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
@@ -453,6 +454,12 @@ uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return;
     }
 
+    if (ucs_unlikely(uct_srqud_rx_chain_takes(ep, neth))) {
+        /* a packet of a message of several */
+        uct_srqud_rx_chain_accept(iface, ep, desc, neth, payload_len);
+        return;
+    }
+
     if (iface->async.active) {
         /* accepted and acknowledged; the handler runs in the user's
          * progress, in order with what arrives later */
@@ -553,6 +560,12 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
+        if (ucs_unlikely(!uct_srqud_rx_chain_may_start(iface, ep, neth))) {
+            /* not accepted: the sender resends it */
+            ++iface->stats.rx_chain_waits;
+            uct_srqud_ep_schedule_ack(iface, ep, 0);
+            goto out_put;
+        }
         break;
     }
 

@@ -23,6 +23,7 @@
 #include "srqud_proto.h"
 #include "srqud_rma.h"
 #include "srqud_rx.h"
+#include "srqud_rx_chain.h"
 #include "srqud_tx.h"
 #include "srqud_verbs.h"
 #include "srqud_zcopy.h"
@@ -138,7 +139,7 @@ static ucs_status_t uct_srqud_iface_query(uct_iface_h tl_iface,
     iface_attr->cap.am.max_short = ucs_min(iface->config.max_inline,
                                            iface->config.seg_size) -
                                    sizeof(uct_srqud_neth_t);
-    iface_attr->cap.am.max_bcopy = max_packet;
+    iface_attr->cap.am.max_bcopy = iface->config.am_packets * max_packet;
     /* am_short_iov copies the vector into the packet; am_zcopy gathers it
      * with one scatter/gather entry each, after the headers */
     iface_attr->cap.am.max_iov   = iface->config.zcopy_max_iov;
@@ -371,6 +372,11 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_iface_t, uct_md_h tl_md,
         goto err_dev;
     }
 
+    status = uct_srqud_rx_chain_init(self);
+    if (status != UCS_OK) {
+        goto err_rx;
+    }
+
     status = uct_srqud_dev_create_qp(self);
     if (status != UCS_OK) {
         goto err_rx;
@@ -405,6 +411,7 @@ err_tx:
 err_qp:
     uct_srqud_dev_destroy_queues(self);
 err_rx:
+    uct_srqud_rx_chain_cleanup(self);
     uct_srqud_rx_cleanup(self);
 err_dev:
     uct_srqud_dev_destroy(self);
@@ -437,7 +444,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "back_acks_sent %lu back_acks_taken %lu timeouts_undone %lu "
              "async_ticks %lu unsignaled %lu stale_completions %lu "
              "hold_posted %lu user_steps %lu idle_steps %lu timer_sets %lu "
-             "ack_requests %lu",
+             "ack_requests %lu tx_am_chains %lu rx_am_chains %lu "
+             "rx_chain_bad %lu rx_chain_waits %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -455,7 +463,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->back_acks_sent, s->back_acks_taken, s->tx_timeouts_undone,
              s->async_ticks, s->tx_unsignaled, s->tx_stale_completions,
              s->tx_hold_posted, s->tx_user_steps, s->tx_idle_steps,
-             s->timer_sets, s->ack_requests);
+             s->timer_sets, s->ack_requests, s->tx_am_chains,
+             s->rx_am_chains, s->rx_chain_bad, s->rx_chain_waits);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);
@@ -504,6 +513,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_srqud_iface_t)
 
     uct_srqud_dev_destroy_queues(self);
     uct_srqud_tx_cleanup(self);
+    uct_srqud_rx_chain_cleanup(self);
     uct_srqud_rx_cleanup(self);
     uct_srqud_dev_destroy(self);
     uct_srqud_iface_cleanup_state(self);

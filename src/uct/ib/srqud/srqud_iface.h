@@ -55,7 +55,11 @@ struct uct_srqud_iface {
         ucs_time_t           ack_due;     /* none of them is due before */
         int                  carry_due;   /* one reached BACK_ACK_EVERY
                                              packets since a send looked */
-        unsigned             held;        /* in reorder buffers, all eps */
+        unsigned             held;        /* in reorder buffers and chains,
+                                             all eps */
+        void                 *chain_buf;  /* a message of several packets
+                                             is delivered from here
+                                             (srqud_rx_chain.c) */
     } rx;
 
     struct {
@@ -95,6 +99,9 @@ struct uct_srqud_iface {
         struct uct_srqud_tx_batch_wr *batch;
         unsigned             batch_count;
         ucs_time_t           batch_start; /* when its first send came */
+        int                  chain;       /* the packets being posted are
+                                             one message's: they batch, and
+                                             the last one rings */
     } tx;
 
     /* Settings as applied by srqud_config.c (see there for each one), and
@@ -125,6 +132,7 @@ struct uct_srqud_iface {
         unsigned long        rx_max_bufs; /* RX_MAX_BUFS, -1: no bound */
         unsigned             rx_grow;     /* RX_BUFS_GROW */
         size_t               seg_size;    /* payload of one packet, neth incl. */
+        unsigned             am_packets;  /* packets of an am_bcopy, most */
         size_t               mtu;         /* the port's active MTU, bytes */
         int                  stats_dump;
         size_t               max_inline;

@@ -14,6 +14,7 @@
 #include "srqud_proto.h"
 #include "srqud_rel.h"
 #include "srqud_rx.h"
+#include "srqud_rx_chain.h"
 #include "srqud_tx.h"
 #include "srqud_watchdog.h"
 
@@ -79,7 +80,11 @@ static unsigned uct_srqud_progress_async_rx(uct_srqud_iface_t *iface)
         desc = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
                                              uct_srqud_recv_desc_t, queue);
         --iface->async.queued;
-        if (desc->ep == NULL) {
+        if (ucs_unlikely((desc->ep == NULL) &&
+                         (uct_srqud_rx_neth(iface, desc)->flags &
+                          UCT_SRQUD_PACKET_FLAG_MORE))) {
+            count += uct_srqud_rx_chain_deliver_queued(iface, desc);
+        } else if (desc->ep == NULL) {
             uct_srqud_rx_deliver_am(iface, desc, desc->payload_len);
         } else {
             uct_srqud_ep_rx_active(iface, desc->ep,

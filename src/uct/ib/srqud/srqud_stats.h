@@ -114,6 +114,17 @@ typedef struct uct_srqud_iface_stats {
     unsigned long peer_status_invalid;/* status codes from a peer that are
                                          no error srqud sends: reported as
                                          UCS_ERR_IO_ERROR */
+    unsigned long tx_am_chains;       /* am_bcopy messages sent as several
+                                         packets with one doorbell
+                                         (AM_PACKETS) */
+    unsigned long rx_am_chains;       /* ... received whole and delivered */
+    unsigned long rx_chain_bad;       /* ... dropped: a packet of another
+                                         AM id, or more than
+                                         UCT_SRQUD_AM_PACKETS_MAX */
+    unsigned long rx_chain_waits;     /* first packets of such messages
+                                         left unaccepted while the held
+                                         buffers were at their bound (the
+                                         sender resends them) */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
     unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */

@@ -55,6 +55,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.qp_error   = 0;
     iface->tx.flushed    = 0;
     iface->tx.batch_count = 0;
+    iface->tx.chain      = 0;
     iface->tx.batch      = ucs_calloc(iface->config.tx_batch,
                                       sizeof(*iface->tx.batch),
                                       "srqud_tx_batch");
@@ -64,9 +65,14 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     }
     ucs_queue_head_init(&iface->tx.outstanding);
     ucs_list_head_init(&iface->tx.active_list);
+    /* an am_bcopy of several packets is packed into its first
+     * descriptor (srqud_ep_am.c) */
     status = uct_iface_mpool_init(&iface->super, &iface->tx.mp,
                                   sizeof(uct_srqud_send_desc_t) +
-                                  iface->config.seg_size,
+                                  sizeof(uct_srqud_neth_t) +
+                                  iface->config.am_packets *
+                                  (iface->config.seg_size -
+                                   sizeof(uct_srqud_neth_t)),
                                   sizeof(uct_srqud_send_desc_t),
                                   UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
                                   iface->config.tx_qlen,
@@ -301,8 +307,9 @@ void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
 static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
     iface->tx.batch_start = ucs_get_time();
-    if (!iface->async.user_progress && !iface->async.active &&
-        !iface->async.wd_hold) {
+    /* a message's packets ring their batch themselves */
+    if (!iface->tx.chain && !iface->async.user_progress &&
+        !iface->async.active && !iface->async.wd_hold) {
         uct_srqud_watchdog_set(iface, iface->config.tx_hold,
                                iface->tx.batch_start);
         iface->async.wd_hold = 1;

@@ -93,12 +93,14 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * the next progress. TX_BATCH_IDLE makes the user's sends batch, all or
  * those of steps where steps of several sends prevail
  * (uct_srqud_tx_step_end), for devices where each doorbell costs a
- * context switch (Soft-RoCE's UD sends). */
+ * context switch (Soft-RoCE's UD sends). The packets of one message
+ * (AM_PACKETS) always share one. */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_batches(const uct_srqud_iface_t *iface)
 {
     return (iface->config.tx_batch > 1) &&
            ((iface->tx.batch_count > 0) || iface->tx.batch_idle ||
+            iface->tx.chain ||
             (uct_srqud_tx_busy(iface) &&
              ((iface->tx.recent >= iface->config.tx_batch_after) ||
               iface->async.user_progress || iface->async.active)));

@@ -1,0 +1,187 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Active messages of several packets, received (srqud_rx_chain.h).
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "srqud_rx_chain.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <string.h>
+
+
+/* The longest message: a chain of the most packets, each at most what a
+ * receive buffer takes */
+static size_t uct_srqud_rx_chain_max(const uct_srqud_iface_t *iface)
+{
+    return UCT_SRQUD_AM_PACKETS_MAX *
+           (iface->config.seg_size - sizeof(uct_srqud_neth_t));
+}
+
+
+ucs_status_t uct_srqud_rx_chain_init(uct_srqud_iface_t *iface)
+{
+    iface->rx.chain_buf = ucs_malloc(uct_srqud_rx_chain_max(iface),
+                                     "srqud_chain_buf");
+    if (iface->rx.chain_buf == NULL) {
+        ucs_error("%s: failed to allocate the chain buffer", iface->md->name);
+        return UCS_ERR_NO_MEMORY;
+    }
+    return UCS_OK;
+}
+
+
+void uct_srqud_rx_chain_cleanup(uct_srqud_iface_t *iface)
+{
+    ucs_free(iface->rx.chain_buf);
+    iface->rx.chain_buf = NULL;
+}
+
+
+/* A whole chain, its packets in order: copied out, its buffers back, and
+ * the handler called with the copy (no descriptor to keep: the handler
+ * copies what it needs) */
+static void uct_srqud_rx_chain_deliver(uct_srqud_iface_t *iface,
+                                       uct_srqud_recv_desc_t **descs,
+                                       unsigned count)
+{
+    uint8_t am_id = uct_srqud_rx_neth(iface, descs[0])->am_id;
+    size_t length = 0;
+    ucs_status_t status;
+    unsigned i;
+
+    for (i = 0; i < count; ++i) {
+        /* each at most a receive buffer's payload, and at most
+         * UCT_SRQUD_AM_PACKETS_MAX of them (uct_srqud_rx_chain_accept) */
+        ucs_assert(length + descs[i]->payload_len <=
+                   uct_srqud_rx_chain_max(iface));
+        memcpy(UCS_PTR_BYTE_OFFSET(iface->rx.chain_buf, length),
+               uct_srqud_rx_payload(iface, descs[i]), descs[i]->payload_len);
+        length += descs[i]->payload_len;
+        uct_srqud_rx_desc_put(iface, descs[i]);
+    }
+
+    ++iface->stats.rx_am_chains;
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
+                       iface->rx.chain_buf, length, "RX: AM of %u packets",
+                       count);
+    if (ucs_unlikely(iface->super.am[am_id].cb == iface->am_stub)) {
+        ++iface->stats.rx_no_handler;
+        return;
+    }
+    status = uct_iface_invoke_am(&iface->super, am_id, iface->rx.chain_buf,
+                                 length, 0);
+    if (ucs_unlikely(status == UCS_INPROGRESS)) {
+        /* a handler may keep only what it is given as a descriptor */
+        ucs_error("%s: AM id %u handler kept a message given without a "
+                  "descriptor", iface->md->name, am_id);
+    }
+}
+
+
+void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uct_srqud_recv_desc_t *desc,
+                               const uct_srqud_neth_t *neth,
+                               size_t payload_len)
+{
+    uct_srqud_recv_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX], *held;
+    unsigned i, count;
+
+    desc->ep          = NULL;
+    desc->payload_len = payload_len;
+
+    /* a chain goes on with packets of its AM id, and ends within
+     * UCT_SRQUD_AM_PACKETS_MAX packets: the sender's own rule, so another
+     * is a peer's error; its chain goes, and what follows starts anew */
+    if (ep->rx.chain_count > 0) {
+        held = ucs_queue_head_elem_non_empty(&ep->rx.chain,
+                                             uct_srqud_recv_desc_t, queue);
+        if ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
+            ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
+             (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX))) {
+            ++iface->stats.rx_chain_bad;
+            if (uct_srqud_iface_log_allowed(iface)) {
+                ucs_diag("%s: a peer's active message of more than %u "
+                         "packets or of several AM ids dropped (%lu more "
+                         "log lines since the last)", iface->md->name,
+                         UCT_SRQUD_AM_PACKETS_MAX, iface->log_suppressed);
+                iface->log_suppressed = 0;
+            }
+            uct_srqud_rx_chain_release(iface, ep);
+            uct_srqud_rx_desc_put(iface, desc);
+            return;
+        }
+    }
+
+    if (neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) {
+        ucs_queue_push(&ep->rx.chain, &desc->queue);
+        ++ep->rx.chain_count;
+        ++iface->rx.held;
+        return;
+    }
+
+    /* the last packet: the message is whole */
+    count = 0;
+    ucs_queue_for_each_extract(held, &ep->rx.chain, queue, 1) {
+        descs[count++] = held;
+    }
+    descs[count++]      = desc;
+    iface->rx.held     -= ep->rx.chain_count;
+    ep->rx.chain_count  = 0;
+
+    if (iface->async.active) {
+        /* queued together, in order with what the ep accepted before and
+         * after: the user's progress delivers them as one */
+        for (i = 0; i < count; ++i) {
+            ucs_queue_push(&iface->async.rx_q, &descs[i]->queue);
+        }
+        iface->async.queued      += count;
+        iface->stats.async_queued += count;
+        iface->async.wake_user    = 1;
+        return;
+    }
+
+    uct_srqud_rx_chain_deliver(iface, descs, count);
+}
+
+
+unsigned uct_srqud_rx_chain_deliver_queued(uct_srqud_iface_t *iface,
+                                           uct_srqud_recv_desc_t *first)
+{
+    uct_srqud_recv_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
+    unsigned count = 1;
+
+    /* the chain's others follow it, the last without MORE */
+    descs[0] = first;
+    while ((uct_srqud_rx_neth(iface, descs[count - 1])->flags &
+            UCT_SRQUD_PACKET_FLAG_MORE) &&
+           (count < UCT_SRQUD_AM_PACKETS_MAX) &&
+           !ucs_queue_is_empty(&iface->async.rx_q)) {
+        descs[count++] = ucs_queue_pull_elem_non_empty(&iface->async.rx_q,
+                                                       uct_srqud_recv_desc_t,
+                                                       queue);
+        --iface->async.queued;
+    }
+    ucs_assert(!(uct_srqud_rx_neth(iface, descs[count - 1])->flags &
+                 UCT_SRQUD_PACKET_FLAG_MORE));
+
+    uct_srqud_rx_chain_deliver(iface, descs, count);
+    return count - 1;
+}
+
+
+void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    uct_srqud_recv_desc_t *desc;
+
+    ucs_queue_for_each_extract(desc, &ep->rx.chain, queue, 1) {
+        uct_srqud_rx_desc_put(iface, desc);
+    }
+    iface->rx.held     -= ep->rx.chain_count;
+    ep->rx.chain_count  = 0;
+}

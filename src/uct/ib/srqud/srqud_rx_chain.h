@@ -1,0 +1,63 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * Receiving an active message of several packets (UCX_SRQUD_AM_PACKETS):
+ * its packets are consecutive in the sender's sequence, every one but the
+ * last flagged MORE. A passive ep holds the accepted ones, as it holds
+ * packets ahead of a gap (counted in iface->rx.held), until the last is
+ * in; the message is then copied into the interface's chain buffer and
+ * delivered whole. A peer decides nothing about what is allocated: a chain
+ * holds at most UCT_SRQUD_AM_PACKETS_MAX of the SRQ's buffers, and a new
+ * one starts only while the held buffers are below their bound.
+ */
+
+#ifndef UCT_SRQUD_RX_CHAIN_H_
+#define UCT_SRQUD_RX_CHAIN_H_
+
+#include "srqud_ep.h"
+#include "srqud_rx.h"
+
+
+/* The chain buffer, for the longest message a peer may send */
+ucs_status_t uct_srqud_rx_chain_init(uct_srqud_iface_t *iface);
+
+void uct_srqud_rx_chain_cleanup(uct_srqud_iface_t *iface);
+
+/* An accepted AM of a passive ep that starts or continues a chain */
+void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                               uct_srqud_recv_desc_t *desc,
+                               const uct_srqud_neth_t *neth,
+                               size_t payload_len);
+
+/* The user's progress found a chain's first packet at the head of what
+ * the async thread accepted (its others follow it there): deliver it
+ * whole; returns the packets it took off the queue after @a first */
+unsigned uct_srqud_rx_chain_deliver_queued(uct_srqud_iface_t *iface,
+                                           uct_srqud_recv_desc_t *first);
+
+/* The ep goes: the packets of its unfinished chain go back */
+void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
+
+/* Does this in-order AM start or continue a chain */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_rx_chain_takes(const uct_srqud_ep_t *ep, const uct_srqud_neth_t *neth)
+{
+    return (neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) || (ep->rx.chain_count > 0);
+}
+
+
+/* May the ep accept this in-order packet now: a chain's first packet waits
+ * (unaccepted, so the sender resends it) while the held buffers are at
+ * their bound */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_rx_chain_may_start(const uct_srqud_iface_t *iface,
+                             const uct_srqud_ep_t *ep,
+                             const uct_srqud_neth_t *neth)
+{
+    return !(neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) ||
+           (ep->rx.chain_count > 0) ||
+           (iface->rx.held < iface->config.rx_held_max);
+}
+
+#endif
