@@ -42,7 +42,15 @@ void neth_mutate(uct_srqud_neth_t *n, uint8_t m)
     case 4: n->psn        += 1 + ((m >> 3) & 1) * 200; break;
     case 5: n->ack_psn    -= 3; break;
     case 6: n->src_ep_id  ^= 2; break;
-    default: n->ack_psn   += 7; break;
+    default:
+        /* or: the message goes on in the next packet (a chain that the
+         * peer may never end, of several AM ids, too long) */
+        if (m & 8) {
+            n->flags ^= UCT_SRQUD_PACKET_FLAG_MORE;
+        } else {
+            n->ack_psn += 7;
+        }
+        break;
     }
 }
 

@@ -103,7 +103,7 @@ PATH_SRC="fake_verbs fake_verbs_data fuzz_path fuzz_path_peers
           fuzz_path_peers_req fuzz_path_user"
 STOCK_MK=$SRQUD_BUILD/stock/src/uct/ib/srqud/Makefile
 SRQUD_SRC=$ROOT/src/uct/ib/srqud
-RX_FILES="ep_rx rx zcopy_rx zcopy rma rma_refusal back_ack proto ep_flush"
+RX_FILES="ep_rx rx rx_chain zcopy_rx zcopy rma rma_refusal back_ack proto ep_flush"
 
 path_cppflags() {
     local ucx_cpp

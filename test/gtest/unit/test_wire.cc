@@ -128,3 +128,26 @@ TEST(srqud_wire, an_ack_on_the_way_back_ends_a_reliable_am)
     EXPECT_EQ(UCS_ERR_INVALID_PARAM,
               uct_srqud_neth_check(&neth, HDR + back, 32, &len));
 }
+
+TEST(srqud_wire, only_a_reliable_am_goes_on_in_the_next_packet)
+{
+    uct_srqud_neth_t neth = good_neth(3);
+    size_t len;
+
+    neth.flags |= UCT_SRQUD_PACKET_FLAG_REL | UCT_SRQUD_PACKET_FLAG_MORE;
+    ASSERT_EQ(UCS_OK, uct_srqud_neth_check(&neth, HDR + 100, 32, &len));
+    EXPECT_EQ(100u, len);
+
+    /* an unreliable AM has no sequence for the rest to follow in */
+    neth.flags &= ~UCT_SRQUD_PACKET_FLAG_REL;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_srqud_neth_check(&neth, HDR + 100, 32, &len));
+
+    /* nor does a control packet continue */
+    neth       = good_neth(3);
+    neth.flags = UCT_SRQUD_PACKET_FLAG_CTL | UCT_SRQUD_PACKET_FLAG_REL |
+                 UCT_SRQUD_PACKET_FLAG_MORE;
+    neth.ctl   = UCT_SRQUD_CTL_NOP;
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_srqud_neth_check(&neth, HDR, 32, &len));
+}

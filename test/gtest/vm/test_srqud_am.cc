@@ -79,13 +79,17 @@ public:
         ASSERT_GT(seq, 0u);
     }
 
-    /* A pending request that sends message @a seq (16 B) when dispatched */
+    /* A pending request that sends message @a seq (16 B by am_short, or
+     * @a bcopy bytes by am_bcopy) when dispatched */
     struct pending_send {
-        pending_send(srqud_am *test, uint64_t seq) : test(test), seq(seq)
+        pending_send(srqud_am *test, uint64_t seq, size_t bcopy = 0) :
+            test(test), seq(seq), bcopy(bcopy)
         {
             super.func = [](uct_pending_req_t *self) -> ucs_status_t {
                 pending_send *r     = reinterpret_cast<pending_send*>(self);
-                ucs_status_t status = r->test->send_short(r->seq, 16);
+                ucs_status_t status = (r->bcopy > 0) ?
+                                      r->test->send_bcopy(r->seq, r->bcopy) :
+                                      r->test->send_short(r->seq, 16);
                 if (status == UCS_OK) {
                     r->done = true;
                 }
@@ -96,6 +100,7 @@ public:
         uct_pending_req_t super; /* first: the request is the object */
         srqud_am          *test;
         uint64_t          seq;
+        size_t            bcopy;
         bool              done = false;
     };
 
@@ -826,6 +831,20 @@ public:
     srqud_am_chain_async() : srqud_am_chain(true) {}
 };
 
+
+/* A window of 8 packets: after the CREQ and two messages of three, room
+ * for one packet is left, not for a third message */
+class srqud_am_chain_window : public srqud_am_chain {
+protected:
+    void setup_env() override
+    {
+        srqud_am_chain::setup_env();
+        set_env("UCX_SRQUD_TX_WINDOW", "8");
+        set_env("UCX_SRQUD_ACK_THRESH", "4");
+        set_env("UCX_SRQUD_BACK_ACK_EVERY", "4");
+    }
+};
+
 } // namespace
 
 
@@ -871,4 +890,31 @@ TEST_F(srqud_am_chain_async, bcopy_chains_accepted_while_away_arrive_whole)
     ASSERT_NO_FATAL_FAILURE(expect_received(sent.size()));
     expect_lengths(sent);
     EXPECT_EQ(chains(sent), srqud_stats(receiver->handle).rx_am_chains);
+}
+
+/* An am_bcopy refused for want of room for its packets is queued by
+ * pending_add (not answered BUSY, which has the caller send again at once
+ * to be refused again, for as long as nothing else frees the room), and
+ * the dispatch sends it once the room is there */
+TEST_F(srqud_am_chain_window, bcopy_refused_for_its_packets_waits_in_pending)
+{
+    async_hold hold(ctx.async); /* nothing is acknowledged meanwhile */
+    uint64_t seq = 0;
+    ucs_status_t status;
+
+    while ((status = send_bcopy(seq + 1, 3 * packet())) == UCS_OK) {
+        ++seq;
+        ASSERT_LT(seq, 100u);
+    }
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, status);
+    ASSERT_EQ(2u, seq);
+
+    pending_send req(this, seq + 1, 3 * packet());
+    ASSERT_UCS_OK(uct_ep_pending_add(ep, &req.super, 0));
+    hold.release();
+
+    ASSERT_TRUE(progress_until(*sender, [&] { return req.done; }));
+    ++seq;
+    flush_all();
+    ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }

@@ -440,8 +440,8 @@ ucs_status_t uct_srqud_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
      * a request refused for lack of resources must be taken (the user's
      * next progress dispatches it). */
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) && !iface->async.ran &&
-        uct_srqud_tx_has_resources(iface) &&
-        uct_srqud_ep_tx_window_open(iface, ep) &&
+        uct_srqud_tx_user_resources(iface) &&
+        uct_srqud_ep_tx_user_window_open(iface, ep) &&
         ucs_arbiter_group_is_empty(&ep->arb_group) &&
         !uct_srqud_ep_user_must_wait(ep)) {
         status = UCS_ERR_BUSY;
@@ -470,13 +470,13 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
     uct_pending_req_t *req   = ucs_container_of(elem, uct_pending_req_t, priv);
     ucs_status_t status;
 
-    if (!uct_srqud_tx_has_resources(iface)) {
+    if (!uct_srqud_tx_user_resources(iface)) {
         return UCS_ARBITER_CB_RESULT_STOP;
     }
 
     /* A full window blocks this endpoint only */
     if (!(ep->flags & UCT_SRQUD_EP_FLAG_FAILED) &&
-        !uct_srqud_ep_tx_window_open(iface, ep)) {
+        !uct_srqud_ep_tx_user_window_open(iface, ep)) {
         return UCS_ARBITER_CB_RESULT_DESCHED_GROUP;
     }
 
@@ -489,14 +489,14 @@ uct_srqud_ep_dispatch_pending(ucs_arbiter_t *arbiter, ucs_arbiter_group_t *group
         return UCS_ARBITER_CB_RESULT_NEXT_GROUP;
     }
 
-    return uct_srqud_tx_has_resources(iface) ?
+    return uct_srqud_tx_user_resources(iface) ?
            UCS_ARBITER_CB_RESULT_DESCHED_GROUP : UCS_ARBITER_CB_RESULT_STOP;
 }
 
 
 void uct_srqud_ep_pending_progress(uct_srqud_iface_t *iface)
 {
-    if (uct_srqud_tx_has_resources(iface)) {
+    if (uct_srqud_tx_user_resources(iface)) {
         ucs_arbiter_dispatch(&iface->tx.arbiter, 1,
                              uct_srqud_ep_dispatch_pending, NULL);
     }

@@ -195,19 +195,6 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 }
 
 
-/* Room for an am_bcopy of AM_PACKETS packets, checked before the user
- * packs it: its length is known only then, and a message is sent whole or
- * not at all (a receiver would join a part to the next message) */
-static UCS_F_ALWAYS_INLINE int
-uct_srqud_ep_am_chain_room(const uct_srqud_iface_t *iface,
-                           const uct_srqud_ep_t *ep)
-{
-    return (iface->tx.available >= (int)iface->config.am_packets) &&
-           (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) +
-            iface->config.am_packets <= iface->config.tx_window);
-}
-
-
 /*
  * An am_bcopy above one packet (AM_PACKETS): the user packed it into the
  * first descriptor, which is large enough; the bytes beyond the first
@@ -283,13 +270,6 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
     if (status != UCS_OK) {
         return status;
-    }
-
-    if ((iface->config.am_packets > 1) &&
-        ucs_unlikely(!uct_srqud_ep_am_chain_room(iface, ep))) {
-        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
-        ucs_mpool_put_inline(desc);
-        return UCS_ERR_NO_RESOURCE;
     }
 
     length = pack_cb(uct_srqud_tx_desc_neth(desc) + 1, arg);

@@ -83,6 +83,17 @@ uct_srqud_ep_tx_window_open(const uct_srqud_iface_t *iface,
 }
 
 
+/* ... and the window for a user's operation, which may take AM_PACKETS
+ * packets (see uct_srqud_tx_user_resources) */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_tx_user_window_open(const uct_srqud_iface_t *iface,
+                                 const uct_srqud_ep_t *ep)
+{
+    return uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) +
+           iface->config.am_packets <= iface->config.tx_window;
+}
+
+
 /* A new operation must not overtake requests the user queued on the ep's
  * pending group: UCP relies on it for ordering, and its flushes count on
  * everything queued before them being sent before they complete. The
@@ -129,15 +140,26 @@ uct_srqud_ep_tx_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 
 
 /* The same for a user's new operation, which must also wait behind the
- * ep's pending requests and an unfinished fence */
+ * ep's pending requests and an unfinished fence, and have room for the
+ * most packets one takes once the CREQ is out */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srqud_ep_tx_user_check(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
+    ucs_status_t status;
+
     if (ucs_unlikely(uct_srqud_ep_user_must_wait(ep))) {
         UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
         return UCS_ERR_NO_RESOURCE;
     }
-    return uct_srqud_ep_tx_check(iface, ep);
+
+    status = uct_srqud_ep_tx_check(iface, ep);
+    if (ucs_likely(status == UCS_OK) &&
+        ucs_unlikely(!uct_srqud_tx_user_resources(iface) ||
+                     !uct_srqud_ep_tx_user_window_open(iface, ep))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.stats, UCT_EP_STAT_NO_RES, 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return status;
 }
 
 #endif

@@ -370,7 +370,7 @@ uct_srqud_progress_event_arm_locked(uct_srqud_iface_t *iface, unsigned events)
     }
 
     if (!ucs_arbiter_is_empty(&iface->tx.arbiter) &&
-        uct_srqud_tx_has_resources(iface)) {
+        uct_srqud_tx_user_resources(iface)) {
         return UCS_ERR_BUSY;
     }
 

@@ -63,6 +63,18 @@ uct_srqud_tx_has_resources(uct_srqud_iface_t *iface)
 }
 
 
+/* Free send WQEs for a user's operation: as many as the most packets one
+ * takes (an am_bcopy of AM_PACKETS). What the operations check, what
+ * pending_add answers BUSY to and what dispatches pending requests must be
+ * the same, or a request refused for lack of resources is sent again at
+ * once (BUSY) or dispatched only to be refused again. */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_user_resources(const uct_srqud_iface_t *iface)
+{
+    return iface->tx.available >= (int)iface->config.am_packets;
+}
+
+
 /* A signaled send has not completed yet */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_signaled_pending(const uct_srqud_iface_t *iface)
