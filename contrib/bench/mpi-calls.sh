@@ -265,14 +265,20 @@ done
 
 "$ROOT/contrib/bench/mpi_calls_table.py" "$CSV" "$OUT/summary.csv" --iters "$ITERS" \
     --iters-over "$ITERS_OVER" --cores "$(nproc)" | tee "$OUT/table.txt"
-# the plots: mpi_calls' own rows (IMB gives no p99)
+# the plots: mpi_calls' own rows (IMB gives no p99), at each size against
+# the rank count
 awk -F, 'NR == 1 || $4 !~ /^imb_/' "$OUT/summary.csv" > "$OUT/summary-calls.csv"
-for m in $MPIS; do
-    for col in avg_us p99_us; do
-        "$ROOT/contrib/bench/plot.py" "$OUT/summary-calls.csv" --x np --y "$col" \
-            --series variant --facet call --where mpi="$m" --where size=8 --logy \
-            --title "MPI calls, $m, 8 B, $col (median of repetitions)" \
-            -o "$OUT/$m-8B-$col.png" >/dev/null || rc=1
+for size in ${SIZES//,/ }; do
+    bytes=${size%[kK]}
+    [ "$bytes" = "$size" ] || bytes=$((bytes * 1024))
+    label=${size^^}; [ "$bytes" = "$size" ] && label="$size B"
+    for m in $MPIS; do
+        for col in avg_us p99_us; do
+            "$ROOT/contrib/bench/plot.py" "$OUT/summary-calls.csv" --x np --y "$col" \
+                --series variant --facet call --where mpi="$m" --where size="$bytes" --logy \
+                --title "MPI calls, $m, $label, $col (median of repetitions)" \
+                -o "$OUT/$m-${label// /}-$col.png" >/dev/null || rc=1
+        done
     done
 done
 echo "csv: $CSV"
