@@ -882,19 +882,34 @@ TEST(srqud_attack, remote_access_exactly_as_registered)
 }
 
 
+/* A packet of a message of several: @a len bytes of @a data, AM id @a id,
+ * flagged MORE if @a more */
+static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
+                                        uint8_t id, bool more,
+                                        const uint8_t *data, size_t len)
+{
+    std::vector<uint8_t> p = c.reliable(UCT_SRQUD_PACKET_FLAG_AM |
+                                        (more ? UCT_SRQUD_PACKET_FLAG_MORE : 0),
+                                        0, psn, data, len);
+    p[offsetof(uct_srqud_neth_t, am_id)] = id;
+    return p;
+}
+
+
 /*
  * A message of several packets (MORE on all but its last) is held until its
  * last packet is in. A peer that breaks the sender's rules has the message
  * counted and dropped, nothing of it left held, and its connection goes on:
  * more than UCT_SRQUD_AM_PACKETS_MAX packets, or another AM id within the
  * message. A peer that starts messages on many connections and ends none
- * holds at most the bound of held buffers (half the SRQ): further first
- * packets are left unaccepted (for their sender to resend), and whole
- * messages still arrive.
+ * begins at most rx_chains_max of them (half the SRQ in buffers, each
+ * message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): further first packets
+ * are left unaccepted (for their sender to resend), and whole messages
+ * still arrive.
  */
 TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 {
-    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 held at most */
+    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
     attacked a;
     ASSERT_NO_FATAL_FAILURE(a.open());
     iface &receiver  = *a.receiver;
@@ -902,16 +917,6 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     raw_sender &peer = a.peer;
     auto stats       = [&] { return srqud_stats(receiver.handle); };
     auto received    = [] { return true; };
-
-    /* a packet of a message: @a len bytes of @a data, AM id @a id */
-    auto piece = [](const fake_conn &c, uint16_t psn, uint8_t id, bool more,
-                    const uint8_t *data, size_t len) {
-        std::vector<uint8_t> p = c.reliable(UCT_SRQUD_PACKET_FLAG_AM |
-                                            (more ? UCT_SRQUD_PACKET_FLAG_MORE :
-                                                    0), 0, psn, data, len);
-        p[offsetof(uct_srqud_neth_t, am_id)] = id;
-        return p;
-    };
 
     std::vector<uint8_t> msg(8 + 3000);
     fill_seq_msg(msg.data(), msg.size(), 1);
@@ -921,11 +926,11 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 
     /* a message of two packets arrives whole */
     ASSERT_TRUE(deliver(peer, receiver,
-                        piece(c, psn++, am_id, true, msg.data(), 1000),
+                        chain_piece(c, psn++, am_id, true, msg.data(), 1000),
                         received));
     EXPECT_EQ(0u, log.count) << "a message's first packet was delivered alone";
     ASSERT_TRUE(deliver(peer, receiver,
-                        piece(c, psn++, am_id, false, msg.data() + 1000,
+                        chain_piece(c, psn++, am_id, false, msg.data() + 1000,
                               msg.size() - 1000),
                         [&] { return log.count >= 1; }))
         << stats_line(stats());
@@ -935,17 +940,17 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     /* UCT_SRQUD_AM_PACKETS_MAX packets, each saying more follow */
     for (unsigned i = 0; i < UCT_SRQUD_AM_PACKETS_MAX; ++i) {
         ASSERT_TRUE(deliver(peer, receiver,
-                            piece(c, psn++, am_id, true, msg.data(), 100),
+                            chain_piece(c, psn++, am_id, true, msg.data(), 100),
                             received));
     }
     EXPECT_EQ(1u, stats().rx_chain_bad);
 
     /* another AM id within a message */
     ASSERT_TRUE(deliver(peer, receiver,
-                        piece(c, psn++, am_id, true, msg.data(), 100),
+                        chain_piece(c, psn++, am_id, true, msg.data(), 100),
                         received));
     ASSERT_TRUE(deliver(peer, receiver,
-                        piece(c, psn++, am_id + 1, false, msg.data(), 100),
+                        chain_piece(c, psn++, am_id + 1, false, msg.data(), 100),
                         received));
     EXPECT_EQ(2u, stats().rx_chain_bad);
 
@@ -962,12 +967,12 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
                                          0x7a110000 + i, 1));
         ASSERT_TRUE(conns.back()->connect());
         ASSERT_TRUE(deliver(peer, receiver,
-                            piece(*conns.back(), 1, am_id, true, msg.data(),
+                            chain_piece(*conns.back(), 1, am_id, true, msg.data(),
                                   100),
                             received));
     }
-    EXPECT_GE(stats().rx_chain_waits, waits + 40 - 32)
-        << "more than half the SRQ held: " << stats_line(stats());
+    EXPECT_GE(stats().rx_chain_waits, waits + 40 - 10)
+        << "more than 10 messages begun: " << stats_line(stats());
 
     /* a whole message still arrives, and nothing else came */
     ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 3),
@@ -979,4 +984,31 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     EXPECT_EQ(3u, log.count);
     EXPECT_EQ(0u, log.bad);
     EXPECT_TRUE(log.in_order());
+}
+
+
+/* An interface that sends no message of several packets (AM_PACKETS 1)
+ * takes none: a packet flagged MORE is a peer's error, counted and
+ * dropped, and the connection goes on */
+TEST(srqud_attack, chains_to_an_interface_without_them_are_dropped)
+{
+    env_guard one("UCX_SRQUD_AM_PACKETS", "1");
+    attacked a;
+    ASSERT_NO_FATAL_FAILURE(a.open());
+    iface &receiver = *a.receiver;
+    am_log &log     = a.log;
+    std::vector<uint8_t> msg(8 + 100);
+    fill_seq_msg(msg.data(), msg.size(), 1);
+
+    fake_conn c(a.peer, receiver, 5, 0x5eed0f03, 9);
+    ASSERT_TRUE(c.connect());
+    ASSERT_TRUE(deliver(a.peer, receiver,
+                        chain_piece(c, 1, am_id, true, msg.data(), msg.size()),
+                        [] { return true; }));
+    EXPECT_EQ(1u, srqud_stats(receiver.handle).rx_chain_bad);
+    ASSERT_TRUE(deliver(a.peer, receiver, c.am(2, 1),
+                        [&] { return log.count >= 1; }))
+        << stats_line(srqud_stats(receiver.handle));
+    EXPECT_EQ(0u, log.bad);
+    EXPECT_EQ(0u, srqud_stats(receiver.handle).rx_am_chains);
 }

@@ -329,6 +329,21 @@ TEST(srqud_robust, invalid_config_fails_at_iface_open)
         EXPECT_EQ(nullptr, i.handle);
     }
 
+    /* A message of AM_PACKETS packets must fit the send window */
+    {
+        env_guard w("UCX_SRQUD_TX_WINDOW", "2");
+        env_guard t("UCX_SRQUD_ACK_THRESH", "1");
+        env_guard b("UCX_SRQUD_BACK_ACK_EVERY", "1");
+        {
+            env_guard p("UCX_SRQUD_AM_PACKETS", "3");
+            iface i(ctx);
+            EXPECT_EQ(UCS_ERR_INVALID_PARAM, i.open());
+        }
+        env_guard p("UCX_SRQUD_AM_PACKETS", "2");
+        iface i(ctx);
+        EXPECT_EQ(UCS_OK, i.open());
+    }
+
     /* Values the parser cannot read fail when the config is read */
     {
         env_guard g("UCX_SRQUD_SRQ_SIZE", "lots");

@@ -452,8 +452,10 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                               sizeof(uct_srqud_neth_t) + 64, mtu);
     }
     if (config->am_packets != UCS_ULUNITS_AUTO) {
+        /* a message must fit the window, or no operation could start */
         UCT_SRQUD_CHECK_RANGE("AM_PACKETS", config->am_packets, 1,
-                              UCT_SRQUD_AM_PACKETS_MAX);
+                              ucs_min(UCT_SRQUD_AM_PACKETS_MAX,
+                                      config->tx_window));
     }
     UCT_SRQUD_CHECK_RANGE("ZCOPY_QPS", config->zcopy_qps, 0, 4096);
     UCT_SRQUD_CHECK_RANGE("ZCOPY_RQ_DEPTH", config->zcopy_rq_depth, 16,
@@ -516,7 +518,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.am_packets     = (config->am_packets != UCS_ULUNITS_AUTO) ?
                                    config->am_packets :
                                    (iface->md->dev_attr.vendor_id ==
-                                    UCT_SRQUD_SOFT_ROCE_VENDOR_ID) ? 2 : 1;
+                                    UCT_SRQUD_SOFT_ROCE_VENDOR_ID) ?
+                                   ucs_min(2, config->tx_window) : 1;
     iface->config.stats_dump     = config->stats_dump;
     iface->config.zcopy_qps      = config->zcopy_qps;
     iface->config.zcopy_thresh   = config->zcopy_thresh;
@@ -531,6 +534,11 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rx_held_max    = config->srq_size / 2;
     iface->config.rx_held_ep_max = ucs_max(iface->config.rx_held_max / 2,
                                            UCT_SRQUD_SR_DUPTHRESH + 1);
+    /* a budget of its own, not the reorder buffers': packets held ahead of
+     * gaps must not keep a message's first packet out, which may be the
+     * one that fills a gap; each message counts its most packets */
+    iface->config.rx_chains_max  = ucs_max(iface->config.rx_held_max /
+                                           (UCT_SRQUD_AM_PACKETS_MAX - 1), 1);
     iface->config.ack_thresh     = config->ack_thresh;
     iface->config.rto_min        = ucs_time_from_sec(config->rto_min);
     iface->config.ack_delay      = ucs_time_from_sec(config->ack_delay);

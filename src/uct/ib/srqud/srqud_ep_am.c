@@ -198,52 +198,47 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 /*
  * An am_bcopy above one packet (AM_PACKETS): the user packed it into the
  * first descriptor, which is large enough; the bytes beyond the first
- * packet are copied into descriptors of their own, every packet but the
- * last is flagged MORE, and all go with one doorbell (on Soft-RoCE each
- * doorbell is a system call and a softirq thread's wakeup). Each packet is
- * reliable on its own; the receiver delivers the message once its last
- * packet is in (srqud_rx_chain.c).
+ * packet are copied into the descriptors @a descs[1..] (taken before the
+ * pack: once packed, the message must go), every packet but the last is
+ * flagged MORE, and all go with one doorbell (on Soft-RoCE each doorbell
+ * is a system call and a softirq thread's wakeup). Each packet is reliable
+ * on its own; the receiver delivers the message once its last packet is in
+ * (srqud_rx_chain.c). Returns the descriptors it did not need.
  */
-static ucs_status_t
+static void
 uct_srqud_ep_am_bcopy_chain(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                            uct_srqud_send_desc_t *first, size_t length)
+                            uct_srqud_send_desc_t **descs, size_t length)
 {
     size_t chunk          = iface->config.seg_size - sizeof(uct_srqud_neth_t);
     unsigned i, count     = ucs_div_round_up(length, chunk);
-    const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(first) + 1);
-    uct_srqud_send_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
-    ucs_status_t status   = UCS_OK;
+    const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(descs[0]) +
+                                             1);
+    ucs_status_t status;
     int ring;
 
-    ucs_assert((count >= 2) && (count <= iface->config.am_packets));
-    descs[0] = first;
+    ucs_assert((count >= 1) && (count <= iface->config.am_packets));
     for (i = 1; i < count; ++i) {
-        descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
-        if (ucs_unlikely(descs[i] == NULL)) {
-            UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
-            while (i-- > 0) {
-                ucs_mpool_put_inline(descs[i]);
-            }
-            return UCS_ERR_NO_RESOURCE;
-        }
-        *uct_srqud_tx_desc_neth(descs[i]) = *uct_srqud_tx_desc_neth(first);
+        *uct_srqud_tx_desc_neth(descs[i]) = *uct_srqud_tx_desc_neth(descs[0]);
         descs[i]->num_zsge = 0;
         descs[i]->comp     = NULL;
         memcpy(uct_srqud_tx_desc_neth(descs[i]) + 1, packed + (i * chunk),
                ucs_min(chunk, length - (i * chunk)));
     }
+    for (i = count; i < iface->config.am_packets; ++i) {
+        ucs_mpool_put_inline(descs[i]);
+    }
 
     /* the last packet rings the batch, unless sends were batched before:
      * their doorbell (progress, TX_BATCH_WAIT, TX_HOLD) takes these too */
-    ring = (iface->tx.batch_count == 0);
+    ring = (count > 1) && (iface->tx.batch_count == 0);
     for (i = 0; i < count; ++i) {
         iface->tx.chain = (i + 1 < count);
         if (iface->tx.chain) {
             uct_srqud_tx_desc_neth(descs[i])->flags |=
                     UCT_SRQUD_PACKET_FLAG_MORE;
         }
-        /* cannot fail: the room was checked, and a send the QP refuses is
-         * kept for retransmission (uct_srqud_tx_post_send) */
+        /* cannot fail: the room was checked (uct_srqud_ep_tx_user_check),
+         * and a send the QP refuses is kept for retransmission */
         status = uct_srqud_ep_am_send(iface, ep, descs[i],
                                       ucs_min(chunk, length - (i * chunk)));
         ucs_assert_always(status == UCS_OK);
@@ -252,8 +247,7 @@ uct_srqud_ep_am_bcopy_chain(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (ring) {
         uct_srqud_tx_ring(iface);
     }
-    ++iface->stats.tx_am_chains;
-    return status;
+    iface->stats.tx_am_chains += (count > 1);
 }
 
 
@@ -263,31 +257,45 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              void *arg)
 {
     size_t chunk = iface->config.seg_size - sizeof(uct_srqud_neth_t);
-    uct_srqud_send_desc_t *desc;
+    uct_srqud_send_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
     ucs_status_t status;
     size_t length;
+    unsigned i;
 
-    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &descs[0]);
     if (status != UCS_OK) {
         return status;
     }
 
-    length = pack_cb(uct_srqud_tx_desc_neth(desc) + 1, arg);
-    ucs_assertv(length <= iface->config.am_packets * chunk,
-                "am_bcopy: packed %zu bytes, max %zu", length,
-                iface->config.am_packets * chunk);
-    if (length > chunk) {
-        status = uct_srqud_ep_am_bcopy_chain(iface, ep, desc, length);
+    if (iface->config.am_packets == 1) {
+        length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
+        ucs_assertv(length <= chunk, "am_bcopy: packed %zu bytes, max %zu",
+                    length, chunk);
+        status = uct_srqud_ep_am_send(iface, ep, descs[0], length);
+        if (status != UCS_OK) {
+            return status;
+        }
     } else {
-        status = uct_srqud_ep_am_send(iface, ep, desc, length);
-    }
-    if (status != UCS_OK) {
-        return status;
+        for (i = 1; i < iface->config.am_packets; ++i) {
+            descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
+            if (ucs_unlikely(descs[i] == NULL)) {
+                UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
+                while (i-- > 0) {
+                    ucs_mpool_put_inline(descs[i]);
+                }
+                return UCS_ERR_NO_RESOURCE;
+            }
+        }
+        length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
+        ucs_assertv(length <= iface->config.am_packets * chunk,
+                    "am_bcopy: packed %zu bytes, max %zu", length,
+                    iface->config.am_packets * chunk);
+        uct_srqud_ep_am_bcopy_chain(iface, ep, descs, length);
     }
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
-                       uct_srqud_tx_desc_neth(desc) + 1, length,
+                       uct_srqud_tx_desc_neth(descs[0]) + 1, length,
                        "TX: AM_BCOPY");
     return length;
 }

@@ -484,6 +484,7 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
                                     const uct_srqud_neth_t *neth,
                                     size_t payload_len)
 {
+    uct_srqud_recv_desc_t *held;
     uct_srqud_rx_verdict_t verdict;
 
     if (uct_srqud_ep_rx_next_am(iface, ep, neth)) {
@@ -566,14 +567,28 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
             uct_srqud_ep_schedule_ack(iface, ep, 0);
             goto out_put;
         }
+        /* a copy held while no chain could begin (below) gives way */
+        held = uct_srqud_reorder_take(ep->rx.reorder, neth->psn);
+        if (ucs_unlikely(held != NULL)) {
+            --iface->rx.held;
+            uct_srqud_rx_desc_put(iface, held);
+        }
         break;
     }
 
     uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
 
-    /* the gap is filled: what was held behind it follows, in order */
+    /* the gap is filled: what was held behind it follows, in order; a
+     * message's first packet stays held while no chain may begin (it is
+     * accepted with the next packet that comes in order, or resent) */
     while ((desc = uct_srqud_reorder_take(ep->rx.reorder,
                                           ep->rx.expected)) != NULL) {
+        if (ucs_unlikely(!uct_srqud_rx_chain_may_start(iface, ep,
+                                 uct_srqud_rx_neth(iface, desc)))) {
+            uct_srqud_reorder_hold(ep->rx.reorder, ep->rx.expected, desc);
+            ++iface->stats.rx_chain_waits;
+            break;
+        }
         --iface->rx.held;
         uct_srqud_ep_rx_accept(iface, ep, desc, uct_srqud_rx_neth(iface, desc),
                                desc->payload_len);

@@ -55,8 +55,9 @@ struct uct_srqud_iface {
         ucs_time_t           ack_due;     /* none of them is due before */
         int                  carry_due;   /* one reached BACK_ACK_EVERY
                                              packets since a send looked */
-        unsigned             held;        /* in reorder buffers and chains,
-                                             all eps */
+        unsigned             held;        /* in reorder buffers, all eps */
+        unsigned             chains;      /* messages of several packets
+                                             begun, all eps */
         void                 *chain_buf;  /* a message of several packets
                                              is delivered from here
                                              (srqud_rx_chain.c) */
@@ -147,6 +148,8 @@ struct uct_srqud_iface {
         unsigned             rx_reorder;  /* span an ep may hold */
         unsigned             rx_held_max; /* held by all eps at most */
         unsigned             rx_held_ep_max; /* ... by one */
+        unsigned             rx_chains_max; /* messages of several packets
+                                               begun at once, all eps */
         unsigned             ack_thresh;
         ucs_time_t           ack_delay;
         int                  back_ack;     /* acks ride on replies (RoCE) */

@@ -97,31 +97,34 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     /* a chain goes on with packets of its AM id, and ends within
      * UCT_SRQUD_AM_PACKETS_MAX packets: the sender's own rule, so another
-     * is a peer's error; its chain goes, and what follows starts anew */
-    if (ep->rx.chain_count > 0) {
-        held = ucs_queue_head_elem_non_empty(&ep->rx.chain,
-                                             uct_srqud_recv_desc_t, queue);
-        if ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
-            ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
-             (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX))) {
-            ++iface->stats.rx_chain_bad;
-            if (uct_srqud_iface_log_allowed(iface)) {
-                ucs_diag("%s: a peer's active message of more than %u "
-                         "packets or of several AM ids dropped (%lu more "
-                         "log lines since the last)", iface->md->name,
-                         UCT_SRQUD_AM_PACKETS_MAX, iface->log_suppressed);
-                iface->log_suppressed = 0;
-            }
-            uct_srqud_rx_chain_release(iface, ep);
-            uct_srqud_rx_desc_put(iface, desc);
-            return;
+     * is a peer's error, as is a chain to an interface that sends none
+     * (AM_PACKETS 1); its chain goes, and what follows starts anew */
+    held = (ep->rx.chain_count > 0) ?
+           ucs_queue_head_elem_non_empty(&ep->rx.chain, uct_srqud_recv_desc_t,
+                                         queue) : NULL;
+    if ((iface->config.am_packets == 1) ||
+        ((held != NULL) &&
+         ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
+          ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
+           (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX))))) {
+        ++iface->stats.rx_chain_bad;
+        if (uct_srqud_iface_log_allowed(iface)) {
+            ucs_diag("%s: a peer's active message of several packets "
+                     "dropped: more than %u, of several AM ids, or with "
+                     "UCX_SRQUD_AM_PACKETS=1 here (%lu more log lines since "
+                     "the last)", iface->md->name, UCT_SRQUD_AM_PACKETS_MAX,
+                     iface->log_suppressed);
+            iface->log_suppressed = 0;
         }
+        uct_srqud_rx_chain_release(iface, ep);
+        uct_srqud_rx_desc_put(iface, desc);
+        return;
     }
 
     if (neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) {
+        iface->rx.chains += (ep->rx.chain_count == 0);
         ucs_queue_push(&ep->rx.chain, &desc->queue);
         ++ep->rx.chain_count;
-        ++iface->rx.held;
         return;
     }
 
@@ -131,7 +134,7 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         descs[count++] = held;
     }
     descs[count++]      = desc;
-    iface->rx.held     -= ep->rx.chain_count;
+    iface->rx.chains   -= (ep->rx.chain_count > 0);
     ep->rx.chain_count  = 0;
 
     if (iface->async.active) {
@@ -182,6 +185,6 @@ void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
     ucs_queue_for_each_extract(desc, &ep->rx.chain, queue, 1) {
         uct_srqud_rx_desc_put(iface, desc);
     }
-    iface->rx.held     -= ep->rx.chain_count;
+    iface->rx.chains   -= (ep->rx.chain_count > 0);
     ep->rx.chain_count  = 0;
 }

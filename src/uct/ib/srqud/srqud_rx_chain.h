@@ -3,12 +3,13 @@
  *
  * Receiving an active message of several packets (UCX_SRQUD_AM_PACKETS):
  * its packets are consecutive in the sender's sequence, every one but the
- * last flagged MORE. A passive ep holds the accepted ones, as it holds
- * packets ahead of a gap (counted in iface->rx.held), until the last is
- * in; the message is then copied into the interface's chain buffer and
- * delivered whole. A peer decides nothing about what is allocated: a chain
- * holds at most UCT_SRQUD_AM_PACKETS_MAX of the SRQ's buffers, and a new
- * one starts only while the held buffers are below their bound.
+ * last flagged MORE. A passive ep holds the accepted ones until the last
+ * is in; the message is then copied into the interface's chain buffer and
+ * delivered whole. A peer decides nothing about what is allocated: a
+ * message holds at most UCT_SRQUD_AM_PACKETS_MAX - 1 of the SRQ's buffers,
+ * and a new one begins only while fewer than rx_chains_max are begun on
+ * the interface (a budget apart from the reorder buffers'). An interface
+ * with AM_PACKETS 1 takes none: the packet is dropped as a peer's error.
  */
 
 #ifndef UCT_SRQUD_RX_CHAIN_H_
@@ -48,8 +49,8 @@ uct_srqud_rx_chain_takes(const uct_srqud_ep_t *ep, const uct_srqud_neth_t *neth)
 
 
 /* May the ep accept this in-order packet now: a chain's first packet waits
- * (unaccepted, so the sender resends it) while the held buffers are at
- * their bound */
+ * (unaccepted, so the sender resends it) while the interface has begun
+ * rx_chains_max */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_rx_chain_may_start(const uct_srqud_iface_t *iface,
                              const uct_srqud_ep_t *ep,
@@ -57,7 +58,7 @@ uct_srqud_rx_chain_may_start(const uct_srqud_iface_t *iface,
 {
     return !(neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) ||
            (ep->rx.chain_count > 0) ||
-           (iface->rx.held < iface->config.rx_held_max);
+           (iface->rx.chains < iface->config.rx_chains_max);
 }
 
 #endif

@@ -433,8 +433,10 @@ static int uct_srqud_tx_fault(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
     }
 
     /* signaled as the first; a descriptor in the send queue is released
-     * by the completion of the second */
+     * by the completion of the second. Not within a message of several
+     * packets: the room its next ones were checked for is theirs */
     if ((iface->config.fault_dup != 0) && (iface->tx.available >= 2) &&
+        !iface->tx.chain &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_dup)) {
         *dup_wr       = *wr;
         dup_wr->wr_id = iface->tx.sn + 2;
