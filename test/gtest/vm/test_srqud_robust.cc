@@ -329,34 +329,26 @@ TEST(srqud_robust, invalid_config_fails_at_iface_open)
         EXPECT_EQ(nullptr, i.handle);
     }
 
+    auto open_with = [&](const char *var, const char *value) {
+        env_guard g(var, value);
+        iface i(ctx);
+        return i.open();
+    };
+
     /* A message of AM_PACKETS packets must fit the send window */
     {
         env_guard w("UCX_SRQUD_TX_WINDOW", "2");
         env_guard t("UCX_SRQUD_ACK_THRESH", "1");
         env_guard b("UCX_SRQUD_BACK_ACK_EVERY", "1");
-        {
-            env_guard p("UCX_SRQUD_AM_PACKETS", "3");
-            iface i(ctx);
-            EXPECT_EQ(UCS_ERR_INVALID_PARAM, i.open());
-        }
-        env_guard p("UCX_SRQUD_AM_PACKETS", "2");
-        iface i(ctx);
-        EXPECT_EQ(UCS_OK, i.open());
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+                  open_with("UCX_SRQUD_AM_PACKETS", "3"));
+        EXPECT_EQ(UCS_OK, open_with("UCX_SRQUD_AM_PACKETS", "2"));
     }
 
-    /* Values the parser cannot read fail when the config is read */
-    {
-        env_guard g("UCX_SRQUD_SRQ_SIZE", "lots");
-        iface i(ctx);
-        EXPECT_NE(UCS_OK, i.open());
-    }
-
-    /* and a valid override works */
-    {
-        env_guard g("UCX_SRQUD_SRQ_SIZE", "64");
-        iface i(ctx);
-        EXPECT_EQ(UCS_OK, i.open());
-    }
+    /* Values the parser cannot read fail when the config is read, and a
+     * valid override works */
+    EXPECT_NE(UCS_OK, open_with("UCX_SRQUD_SRQ_SIZE", "lots"));
+    EXPECT_EQ(UCS_OK, open_with("UCX_SRQUD_SRQ_SIZE", "64"));
 }
 
 
