@@ -910,6 +910,7 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
 TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 {
     env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
+    env_guard chains("UCX_SRQUD_AM_PACKETS", "2");
     attacked a;
     ASSERT_NO_FATAL_FAILURE(a.open());
     iface &receiver  = *a.receiver;
