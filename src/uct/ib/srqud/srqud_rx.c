@@ -144,6 +144,8 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     iface->rx.polled           = 0;
     iface->rx.stash_count      = 0;
     iface->rx.held             = 0;
+    iface->rx.chains           = 0;
+    iface->rx.chain_buf        = NULL;
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
     ucs_list_head_init(&iface->rx.ack_list);
     iface->rx.ack_due  = UCS_TIME_INFINITY;
