@@ -321,13 +321,16 @@ static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
  * (whose completions the next sends wait for), or its first send has
  * waited TX_BATCH_WAIT. A sender that never progresses (a broadcast's
  * root) would otherwise deliver bursts of TX_BATCH, and its peer would
- * wait for a whole batch once every TX_BATCH messages. */
+ * wait for a whole batch once every TX_BATCH messages. Not by age within
+ * a message's packets, whose last one rings (a slow copy between them
+ * would split the message's doorbell). */
 static UCS_F_ALWAYS_INLINE int uct_srqud_tx_batch_due(uct_srqud_iface_t *iface)
 {
     return (iface->tx.batch_count == iface->config.tx_batch) ||
            (iface->tx.available <= 0) ||
-           (uct_srqud_time_since(ucs_get_time(), iface->tx.batch_start) >=
-            iface->config.tx_batch_wait);
+           (!iface->tx.chain &&
+            (uct_srqud_time_since(ucs_get_time(), iface->tx.batch_start) >=
+             iface->config.tx_batch_wait));
 }
 
 
