@@ -913,3 +913,39 @@ TEST_F(srqud_am_chain_window, bcopy_refused_for_its_packets_waits_in_pending)
     flush_all();
     ASSERT_NO_FATAL_FAILURE(expect_received(seq));
 }
+
+/* An empty am_bcopy is one packet with AM_PACKETS above 1 too, delivered
+ * empty, and no message of several */
+TEST_F(srqud_am_chain, bcopy_of_nothing_is_one_packet)
+{
+    const uint8_t empty_id = AM_ID + 2;
+    struct seen {
+        unsigned count  = 0;
+        size_t   length = 1;
+    } s;
+    ASSERT_UCS_OK(uct_iface_set_am_handler(receiver->handle, empty_id,
+            [](void *arg, void *data, size_t length,
+               unsigned flags) -> ucs_status_t {
+                seen *p = static_cast<seen*>(arg);
+                ++p->count;
+                p->length = length;
+                return UCS_OK;
+            }, &s, 0));
+    const uct_srqud_iface_stats_t before = srqud_stats(sender->handle);
+
+    ssize_t sent = -1;
+    send_retry([&] {
+        sent = uct_ep_am_bcopy(ep, empty_id,
+                               [](void *dest, void *arg) -> size_t {
+                                   return 0;
+                               }, nullptr, 0);
+        return (sent < 0) ? (ucs_status_t)sent : UCS_OK;
+    });
+    EXPECT_EQ(0, sent);
+    flush_all();
+
+    ASSERT_TRUE(progress_until(*receiver, [&] { return s.count > 0; }));
+    EXPECT_EQ(1u, s.count);
+    EXPECT_EQ(0u, s.length);
+    EXPECT_EQ(before.tx_am_chains, srqud_stats(sender->handle).tx_am_chains);
+}

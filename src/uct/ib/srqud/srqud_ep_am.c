@@ -196,21 +196,22 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 
 
 /*
- * An am_bcopy above one packet (AM_PACKETS): the user packed it into the
- * first descriptor, which is large enough; the bytes beyond the first
- * packet are copied into the descriptors @a descs[1..] (taken before the
- * pack: once packed, the message must go), every packet but the last is
- * flagged MORE, and all go with one doorbell (on Soft-RoCE each doorbell
- * is a system call and a softirq thread's wakeup). Each packet is reliable
- * on its own; the receiver delivers the message once its last packet is in
- * (srqud_rx_chain.c). Returns the descriptors it did not need.
+ * Send an am_bcopy the user packed into the first descriptor, which is
+ * large enough for AM_PACKETS packets. A message above one packet: the
+ * bytes beyond the first packet are copied into the descriptors
+ * @a descs[1..], every packet but the last is flagged MORE, and all go with
+ * one doorbell (on Soft-RoCE each doorbell is a system call and a softirq
+ * thread's wakeup). Each packet is reliable on its own; the receiver
+ * delivers the message once its last packet is in (srqud_rx_chain.c). The
+ * descriptors it does not need go back to the pool.
  */
 static void
-uct_srqud_ep_am_bcopy_chain(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+uct_srqud_ep_am_bcopy_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                             uct_srqud_send_desc_t **descs, size_t length)
 {
     size_t chunk          = iface->config.seg_size - sizeof(uct_srqud_neth_t);
-    unsigned i, count     = ucs_div_round_up(length, chunk);
+    /* an empty message is one packet too */
+    unsigned i, count     = ucs_max(ucs_div_round_up(length, chunk), (size_t)1);
     const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(descs[0]) +
                                              1);
     ucs_status_t status;
@@ -269,31 +270,24 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         return status;
     }
 
-    if (iface->config.am_packets == 1) {
-        length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
-        ucs_assertv(length <= chunk, "am_bcopy: packed %zu bytes, max %zu",
-                    length, chunk);
-        status = uct_srqud_ep_am_send(iface, ep, descs[0], length);
-        if (status != UCS_OK) {
-            return status;
-        }
-    } else {
-        for (i = 1; i < iface->config.am_packets; ++i) {
-            descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
-            if (ucs_unlikely(descs[i] == NULL)) {
-                UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
-                while (i-- > 0) {
-                    ucs_mpool_put_inline(descs[i]);
-                }
-                return UCS_ERR_NO_RESOURCE;
+    /* the descriptors of the packets after the first, before the pack:
+     * once packed, the message must go */
+    for (i = 1; i < iface->config.am_packets; ++i) {
+        descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
+        if (ucs_unlikely(descs[i] == NULL)) {
+            UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
+            while (i-- > 0) {
+                ucs_mpool_put_inline(descs[i]);
             }
+            return UCS_ERR_NO_RESOURCE;
         }
-        length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
-        ucs_assertv(length <= iface->config.am_packets * chunk,
-                    "am_bcopy: packed %zu bytes, max %zu", length,
-                    iface->config.am_packets * chunk);
-        uct_srqud_ep_am_bcopy_chain(iface, ep, descs, length);
     }
+
+    length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
+    ucs_assertv(length <= iface->config.am_packets * chunk,
+                "am_bcopy: packed %zu bytes, max %zu", length,
+                iface->config.am_packets * chunk);
+    uct_srqud_ep_am_bcopy_send(iface, ep, descs, length);
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
