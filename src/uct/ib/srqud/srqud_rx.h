@@ -118,6 +118,25 @@ uct_srqud_rx_desc_put(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc)
 }
 
 
+/* Does AM id @a am_id have a handler: a peer's AM to an id nobody listens
+ * on is counted and dropped, with a log line a second at most */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_rx_am_handled(uct_srqud_iface_t *iface, uint8_t am_id)
+{
+    if (ucs_likely(iface->super.am[am_id].cb != iface->am_stub)) {
+        return 1;
+    }
+    ++iface->stats.rx_no_handler;
+    if (uct_srqud_iface_log_allowed(iface)) {
+        ucs_diag("%s: active message id %u without a handler dropped "
+                 "(%lu more since the last report)", iface->md->name,
+                 am_id, iface->log_suppressed);
+        iface->log_suppressed = 0;
+    }
+    return 0;
+}
+
+
 /* Invoke the AM handler for a received packet */
 static UCS_F_ALWAYS_INLINE void
 uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
@@ -129,15 +148,7 @@ uct_srqud_rx_deliver_am(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc,
 
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, neth->am_id,
                        payload, payload_len, "RX: AM");
-    if (ucs_unlikely(iface->super.am[neth->am_id].cb == iface->am_stub)) {
-        /* a peer's AM to an id nobody listens on: counted, dropped */
-        ++iface->stats.rx_no_handler;
-        if (uct_srqud_iface_log_allowed(iface)) {
-            ucs_diag("%s: active message id %u without a handler dropped "
-                     "(%lu more since the last report)", iface->md->name,
-                     neth->am_id, iface->log_suppressed);
-            iface->log_suppressed = 0;
-        }
+    if (ucs_unlikely(!uct_srqud_rx_am_handled(iface, neth->am_id))) {
         uct_srqud_rx_desc_put(iface, desc);
         return;
     }

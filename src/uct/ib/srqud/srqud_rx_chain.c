@@ -70,8 +70,7 @@ static void uct_srqud_rx_chain_deliver(uct_srqud_iface_t *iface,
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id,
                        iface->rx.chain_buf, length, "RX: AM of %u packets",
                        count);
-    if (ucs_unlikely(iface->super.am[am_id].cb == iface->am_stub)) {
-        ++iface->stats.rx_no_handler;
+    if (ucs_unlikely(!uct_srqud_rx_am_handled(iface, am_id))) {
         return;
     }
     status = uct_iface_invoke_am(&iface->super, am_id, iface->rx.chain_buf,
