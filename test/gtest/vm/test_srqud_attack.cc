@@ -64,6 +64,19 @@ long heap_in_use()
  * the connection acknowledges the sender's reliable packets in order,
  * as a passive ep does, so that nothing times out.
  */
+/* The log holds @a count messages, intact and in order, and no more come
+ * once a wrongly accepted packet has had the chance to show */
+void expect_only(iface &receiver, const am_log &log, unsigned count)
+{
+    for (int i = 0; i < 100000; ++i) {
+        receiver.progress();
+    }
+    EXPECT_EQ(count, log.count);
+    EXPECT_EQ(0u, log.bad);
+    EXPECT_TRUE(log.in_order());
+}
+
+
 class fake_sink {
 public:
     static const size_t put_length = 64 * 1024;
@@ -705,13 +718,7 @@ TEST(srqud_attack, new_incarnation_cannot_hijack_a_connection)
         return srqud_stats(receiver.handle).rx_bad_token > bad_token;
     })) << stats_line(srqud_stats(receiver.handle));
 
-    /* give a wrongly accepted packet the chance to show */
-    for (int i = 0; i < 100000; ++i) {
-        receiver.progress();
-    }
-    EXPECT_EQ(3u, log.count);
-    EXPECT_EQ(0u, log.bad);
-    EXPECT_TRUE(log.in_order());
+    expect_only(receiver, log, 3);
 }
 
 
@@ -979,12 +986,7 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 3),
                         [&] { return log.count >= 3; }))
         << stats_line(stats());
-    for (int i = 0; i < 100000; ++i) {
-        receiver.progress();
-    }
-    EXPECT_EQ(3u, log.count);
-    EXPECT_EQ(0u, log.bad);
-    EXPECT_TRUE(log.in_order());
+    expect_only(receiver, log, 3);
 }
 
 
