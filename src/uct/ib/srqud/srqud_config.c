@@ -348,8 +348,8 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "is two packets (4 KB MPI calls 0.68-0.94x the time with 2). auto: 2\n"
      "on Soft-RoCE, 1 on an HCA, where a doorbell costs less than copying\n"
      "the message again. Not the default yet: with 2, a 2-rank MPICH test\n"
-     "hung once (an uninitialized count, fixed since; a CI run with 2 is\n"
-     "still to come).",
+     "hung once (an uninitialized count, fixed since; a full test run with\n"
+     "2 is still to come).",
      ucs_offsetof(uct_srqud_iface_config_t, am_packets), UCS_CONFIG_TYPE_ULUNITS},
 
     {"SEG_SIZE", "auto",
