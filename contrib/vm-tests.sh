@@ -72,7 +72,7 @@ PAIR=$ROOT/contrib/bench/perftest-pair.sh
 # run()'s own timeout would kill it without a word
 export PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-420}
 # Loss-injection cases of the device tests
-FAULT_TESTS='srqud_am.bcopy*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
+FAULT_TESTS='srqud_am.bcopy*:srqud_am_chain*:srqud_am.short*:srqud_am.held*:srqud_am.pending*:srqud_robust.two_processes*'
 
 cd "$ROOT"
 echo "== vm-tests: route $ROUTE on $(uname -r), $(rdma link show 2>/dev/null | head -1)"

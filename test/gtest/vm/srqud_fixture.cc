@@ -513,6 +513,7 @@ void iface_pair::open_pair(int am_id, uint64_t first_seq)
     sender.reset(new iface(ctx));
     receiver.reset(new iface(rx_ctx()));
     ASSERT_UCS_OK(sender->open());
+    ASSERT_NO_FATAL_FAILURE(between_opens());
     ASSERT_UCS_OK(receiver->open());
     if (am_id >= 0) {
         log = am_log(first_seq);

@@ -265,6 +265,10 @@ protected:
     /* the environment of derived fixtures (set_env), before any open */
     virtual void setup_env() {}
 
+    /* after the sender's open, before the receiver's: for a receiver
+     * configured otherwise. Call ASSERTs only. */
+    virtual void between_opens() {}
+
 private:
     uct_ctx                                 m_rx_ctx;
     std::vector<std::unique_ptr<env_guard>> m_envs;

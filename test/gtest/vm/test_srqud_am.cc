@@ -130,8 +130,9 @@ TEST_F(srqud_am, iface_attributes)
      * larger silently) */
     EXPECT_GE(a.cap.am.max_zcopy, 256u - 20u);
     EXPECT_LE(a.cap.am.max_zcopy, 4096u - 20u);
-    /* an am_bcopy of one packet (UCX_SRQUD_AM_PACKETS, 1 by default) */
-    EXPECT_EQ(a.cap.am.max_zcopy, a.cap.am.max_bcopy);
+    /* an am_bcopy of two packets: UCX_SRQUD_AM_PACKETS is auto, 2 on
+     * Soft-RoCE, where these tests run */
+    EXPECT_EQ(2 * a.cap.am.max_zcopy, a.cap.am.max_bcopy);
     EXPECT_EQ(0u, a.ep_addr_len);
     EXPECT_GT(a.bandwidth.shared, 0.0);
 }
@@ -821,6 +822,18 @@ protected:
 };
 
 
+/* The sender sends chains, the receiver none (UCX_SRQUD_AM_PACKETS=1):
+ * the setting is each side's, as between an HCA's auto and Soft-RoCE's */
+class srqud_am_chain_to_one : public srqud_am_chain {
+protected:
+    void between_opens() override
+    {
+        /* the guard of setup_env() restores the variable */
+        ASSERT_EQ(0, setenv("UCX_SRQUD_AM_PACKETS", "1", 1));
+    }
+};
+
+
 class srqud_am_chain_async : public srqud_am_chain {
 public:
     srqud_am_chain_async() : srqud_am_chain(true) {}
@@ -867,6 +880,21 @@ TEST_F(srqud_am_chain, bcopy_chains_share_a_doorbell_and_arrive_whole)
     EXPECT_LE(doorbells, sent.size() + resends + 4)
         << doorbells << " doorbells for " << sent.size() << " messages, "
         << (after.tx_packets - before.tx_packets) << " packets";
+}
+
+/* An interface that sends single packets receives messages of several:
+ * what it sends is its own setting, what its peers send is theirs */
+TEST_F(srqud_am_chain_to_one, one_packet_interface_receives_chains_whole)
+{
+    ASSERT_EQ(3 * packet(), sender->attr.cap.am.max_bcopy);
+    ASSERT_EQ(packet(), receiver->attr.cap.am.max_bcopy);
+    std::map<uint64_t, size_t> sent;
+
+    ASSERT_NO_FATAL_FAILURE(send_rounds(10, sent));
+    ASSERT_NO_FATAL_FAILURE(expect_received(sent.size()));
+    expect_lengths(sent);
+    EXPECT_EQ(chains(sent), srqud_stats(receiver->handle).rx_am_chains);
+    EXPECT_EQ(0u, srqud_stats(receiver->handle).rx_chain_bad);
 }
 
 /* Chains the receiver's async thread accepted while the user was away are

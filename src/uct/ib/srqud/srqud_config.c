@@ -338,18 +338,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "traffic), so that the copy path takes over.",
      ucs_offsetof(uct_srqud_iface_config_t, fault_chunk_drop), UCS_CONFIG_TYPE_DOUBLE},
 
-    {"AM_PACKETS", "1",
+    {"AM_PACKETS", "auto",
      "Packets of an active message sent by copy (am_bcopy), at most (1 to\n"
      "4, or auto). A larger message goes as several packets with one\n"
      "doorbell, and the receiver copies them out of its buffers to deliver\n"
-     "it whole (an interface with 1 takes none). On Soft-RoCE each doorbell\n"
-     "of a UD QP is a system call that wakes the kernel's softirq thread,\n"
-     "which costs more than the copies: a 4 KB MPI message with its headers\n"
-     "is two packets (4 KB MPI calls 0.68-0.94x the time with 2). auto: 2\n"
-     "on Soft-RoCE, 1 on an HCA, where a doorbell costs less than copying\n"
-     "the message again. Not the default yet: with 2, a 2-rank MPICH test\n"
-     "hung once (an uninitialized count, fixed since; a full test run with\n"
-     "2 is still to come).",
+     "it whole (every interface receives such messages, whatever its own\n"
+     "setting). On Soft-RoCE each doorbell of a UD QP is a system call that\n"
+     "wakes the kernel's softirq thread, which costs more than the copies:\n"
+     "a 4 KB MPI message with its headers is two packets, and 4 KB MPI\n"
+     "calls took 0.68-0.94x the time with 2. auto: 2 on Soft-RoCE, 1 on an\n"
+     "HCA, where a doorbell costs less than copying the message again.",
      ucs_offsetof(uct_srqud_iface_config_t, am_packets), UCS_CONFIG_TYPE_ULUNITS},
 
     {"SEG_SIZE", "auto",

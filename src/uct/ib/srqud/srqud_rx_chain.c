@@ -96,23 +96,22 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     /* a chain goes on with packets of its AM id, and ends within
      * UCT_SRQUD_AM_PACKETS_MAX packets: the sender's own rule, so another
-     * is a peer's error, as is a chain to an interface that sends none
-     * (AM_PACKETS 1); its chain goes, and what follows starts anew */
+     * is a peer's error; its chain goes, and what follows starts anew.
+     * Whatever this interface sends (AM_PACKETS), it takes chains: a
+     * peer's setting, or its device's auto, may differ from ours */
     held = (ep->rx.chain_count > 0) ?
            ucs_queue_head_elem_non_empty(&ep->rx.chain, uct_srqud_recv_desc_t,
                                          queue) : NULL;
-    if ((iface->config.am_packets == 1) ||
-        ((held != NULL) &&
-         ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
-          ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
-           (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX))))) {
+    if ((held != NULL) &&
+        ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
+         ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
+          (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX)))) {
         ++iface->stats.rx_chain_bad;
         if (uct_srqud_iface_log_allowed(iface)) {
             ucs_diag("%s: a peer's active message of several packets "
-                     "dropped: more than %u, of several AM ids, or with "
-                     "UCX_SRQUD_AM_PACKETS=1 here (%lu more log lines since "
-                     "the last)", iface->md->name, UCT_SRQUD_AM_PACKETS_MAX,
-                     iface->log_suppressed);
+                     "dropped: more than %u, or of several AM ids (%lu more "
+                     "log lines since the last)", iface->md->name,
+                     UCT_SRQUD_AM_PACKETS_MAX, iface->log_suppressed);
             iface->log_suppressed = 0;
         }
         uct_srqud_rx_chain_release(iface, ep);

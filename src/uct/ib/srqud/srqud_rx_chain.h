@@ -8,8 +8,9 @@
  * delivered whole. A peer decides nothing about what is allocated: a
  * message holds at most UCT_SRQUD_AM_PACKETS_MAX - 1 of the SRQ's buffers,
  * and a new one begins only while fewer than rx_chains_max are begun on
- * the interface (a budget apart from the reorder buffers'). An interface
- * with AM_PACKETS 1 takes none: the packet is dropped as a peer's error.
+ * the interface (a budget apart from the reorder buffers'). Every
+ * interface takes them, whatever its own AM_PACKETS: that setting is what
+ * it sends, and its peers' may differ.
  */
 
 #ifndef UCT_SRQUD_RX_CHAIN_H_
