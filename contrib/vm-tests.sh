@@ -123,11 +123,12 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     run srqud_watermark_tool sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_watermark' -n 50 | tee /dev/stderr | grep -q '^recommended UCX_SRQUD_SRQ_LIMIT=[1-9]'"
     # The device's own MPI exchanges (the UD bound of contrib/bench's MPI
     # calls): every packet checked for its call, sender and length, 3 calls
-    # x 2 sizes reported, over UD (4 KB with a header: two packets) and RC;
-    # 4 ranks, so that the Bcast tree has a rank that forwards, and 300
-    # calls, so that each child returns its credits (every 16) many times
-    for t in ud rc; do
-        run srqud_rawexch_$t sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
+    # x 2 sizes reported, over UD (4 KB with a header: two packets, each
+    # posted alone or both together) and RC; 4 ranks, so that the Bcast
+    # tree has a rank that forwards, and 300 calls, so that each child
+    # returns its credits (every 16) many times
+    for t in "ud -M 1" "ud -M 2" "rc -M 1"; do
+        run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
     done
     # The device's own Allgather steps over RC (what an RDMA step can save:
     # contrib/bench/sucg-tune.sh -d): after each size the ranks spoil the

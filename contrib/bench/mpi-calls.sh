@@ -31,6 +31,8 @@
 # -c burst (mpi_calls.c: 8 sends, then the sender computes 5 ms without
 # an MPI call) shows a send held for the sender's next call; with -n 200.
 # -o NAME: results in $SRQUD_BUILD/bench/NAME (default mpi-calls).
+# MPI_CALLS_PLOTS=0: no plots (each takes about a minute in the VM); the
+# command to make them on the host is printed.
 #
 # -X skips those MPI and rank count pairs (e.g. "mpich:8": MPICH's 8 ranks
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
@@ -43,8 +45,10 @@
 # srqud_rawperf's UD and RC ping-pong (median half round trip), and at
 # each rank count srqud_rawexch's Sendrecv, Alltoall and Bcast over UD
 # and over RC QPs, each message with a transport's header (a 4 KB one is
-# two UD packets; every call timed, the ranks yielding the core when they
-# exceed it, as Open MPI's do; spinning otherwise). Their ratio is what
+# two UD packets, posted together as srqud does; EXCH_MSG_PKTS=1 in the
+# environment posts each alone, as ud_verbs does; every call timed, the
+# ranks yielding the core when they exceed it, as Open MPI's do; spinning
+# otherwise). Their ratio is what
 # UD itself costs over RC on this device; srqud cannot be faster than
 # that allows. The "UD bound" of a call is rc_verbs' time (the median
 # over the repetitions) times the device's ratio at its rank count and
@@ -91,6 +95,10 @@ PAUSES=$RESULTS/cpu_pauses
 # much of a transport's own, so that a 4 KB MPI message is two UD packets
 # there as for srqud and ud_verbs (4 KB MTU)
 EXCH_HDR=16
+# and a message's UD packets to a doorbell: as srqud posts them
+# (UCX_SRQUD_AM_PACKETS, auto: 2 on Soft-RoCE); ud_verbs posts each alone,
+# which EXCH_MSG_PKTS=1 measures
+EXCH_MSG_PKTS=${EXCH_MSG_PKTS:-2}
 OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/calls.csv
@@ -160,7 +168,8 @@ device() {
             for t in $order; do
                 # shellcheck disable=SC2086 # spin: no word or one
                 if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
-                           -c "$c" -H "$EXCH_HDR" -n "$iters" $spin -T 800 2>&1); then
+                           -c "$c" -H "$EXCH_HDR" -M "$EXCH_MSG_PKTS" -n "$iters" \
+                           $spin -T 800 2>&1); then
                     echo "srqud_rawexch -t $t -N $np -c $c: failed: $(echo "$out" | tail -n 2)" >&2
                     return 1
                 fi
@@ -266,9 +275,13 @@ done
 "$ROOT/contrib/bench/mpi_calls_table.py" "$CSV" "$OUT/summary.csv" --iters "$ITERS" \
     --iters-over "$ITERS_OVER" --cores "$(nproc)" | tee "$OUT/table.txt"
 # the plots: mpi_calls' own rows (IMB gives no p99), at each size against
-# the rank count
+# the rank count; MPI_CALLS_PLOTS=0 leaves them (about a minute each under
+# TCG) to the same command on the host, printed
 awk -F, 'NR == 1 || $4 !~ /^imb_/' "$OUT/summary.csv" > "$OUT/summary-calls.csv"
-for size in ${SIZES//,/ }; do
+[ "${MPI_CALLS_PLOTS:-1}" = 0 ] && SIZES_PLOT= || SIZES_PLOT=$SIZES
+[ -z "$SIZES_PLOT" ] &&
+    echo "plots: MPI_CALLS_PLOTS=0; on the host: $ROOT/contrib/bench/plot.py $OUT/summary-calls.csv --x np --y avg_us --series variant --facet call --where mpi=MPI --where size=BYTES --logy -o FILE.png"
+for size in ${SIZES_PLOT//,/ }; do
     bytes=${size%[kK]}
     [ "$bytes" = "$size" ] || bytes=$((bytes * 1024))
     label=${size^^}; [ "$bytes" = "$size" ] && label="$size B"

@@ -475,18 +475,26 @@ void next_call(xrank_t *x)
     x->call++;
 }
 
-/* A message of the running call to @a peer: its packets, one post each */
+/* A message of the running call to @a peer: its packets, up to -M of
+ * them to a post (one each by default, as ud_verbs posts them) */
 static int send_msg(xrank_t *x, int peer)
 {
-    struct ibv_send_wr wr;
-    struct ibv_sge     sge;
-    unsigned           k;
+    struct ibv_send_wr wr[MAX_NP];
+    struct ibv_sge     sge[MAX_NP];
+    unsigned           k, nwr = 0;
 
     for (k = 0; k < x->npkt; k++) {
         if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long),
-                      (uint32_t)x->call, (uint32_t)x->rank, &wr, &sge) ||
-            send_post(x, peer, &wr))
+                      (uint32_t)x->call, (uint32_t)x->rank, &wr[nwr],
+                      &sge[nwr]))
             return -1;
+        if (nwr > 0)
+            wr[nwr - 1].next = &wr[nwr];
+        if ((++nwr == x->o->msg_pkts) || (k + 1 == x->npkt)) {
+            if (send_post(x, peer, &wr[0]))
+                return -1;
+            nwr = 0;
+        }
     }
     return 0;
 }
@@ -652,6 +660,8 @@ static void usage(FILE *f)
 "  -P           UD, one QP: a call's packets as one chain (one\n"
 "               ibv_post_send per %d), as a transport batching them would\n"
 "               post (sendrecv and alltoall; bcast posts each alone)\n"
+"  -M K         a message's packets K to a post (default 1), as srqud\n"
+"               with UCX_SRQUD_AM_PACKETS=K posts them (every call)\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
 "  -c CALLS     sendrecv,alltoall,bcast (default sendrecv,alltoall); with\n"
 "               -t rc and 2, 4, 8 or 16 ranks also ag_send, ag_rndv,\n"
@@ -704,9 +714,10 @@ static int parse(int argc, char **argv, xopts_t *o)
     uint64_t v;
     int      c, rc = 0;
 
-    *o = (xopts_t){.np = 4, .iters = 1000, .warmup = 200, .yield = 1,
-                   .timeout = 300, .dev = "rxe0", .port = 1, .gid_index = -1};
-    while (!rc && ((c = getopt(argc, argv, "t:QPN:c:s:H:n:w:Yd:g:T:h")) != -1)) {
+    *o = (xopts_t){.np = 4, .msg_pkts = 1, .iters = 1000, .warmup = 200,
+                   .yield = 1, .timeout = 300, .dev = "rxe0", .port = 1,
+                   .gid_index = -1};
+    while (!rc && ((c = getopt(argc, argv, "t:QPM:N:c:s:H:n:w:Yd:g:T:h")) != -1)) {
         switch (c) {
         case 't':
             if (strcmp(optarg, "ud") && strcmp(optarg, "rc"))
@@ -734,6 +745,10 @@ static int parse(int argc, char **argv, xopts_t *o)
         case 'Y': o->yield       = 0; break;
         case 'Q': o->qp_per_peer = 1; break;
         case 'P': o->chain       = 1; break;
+        case 'M':
+            rc = parse_opt_num(c, 1, MAX_NP, &v);
+            o->msg_pkts = (unsigned)v;
+            break;
         case 'c':
         case 's':
             rc = parse_list(optarg, o, c == 's');

@@ -33,6 +33,7 @@ enum { AG_DATA = 1, AG_RTS, AG_FIN };   /* the kinds of an ag message */
 
 typedef struct {
     int      rc, qp_per_peer, chain, np, yield, ncalls, nsizes, calls[MAX_CALLS];
+    unsigned msg_pkts;  /* -M: a message's packets to a post */
     int      ag;                /* an ag_* call is asked for */
     size_t   sizes[8], thdr;
     uint64_t iters, warmup;
