@@ -127,7 +127,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # posted alone or both together) and RC; 4 ranks, so that the Bcast
     # tree has a rank that forwards, and 300 calls, so that each child
     # returns its credits (every 16) many times
-    for t in "ud -M 1" "ud -M 2" "rc -M 1"; do
+    for t in ud "ud -M 2" rc; do
         run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
     done
     # The device's own Allgather steps over RC (what an RDMA step can save:

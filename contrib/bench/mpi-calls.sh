@@ -32,7 +32,7 @@
 # an MPI call) shows a send held for the sender's next call; with -n 200.
 # -o NAME: results in $SRQUD_BUILD/bench/NAME (default mpi-calls).
 # MPI_CALLS_PLOTS=0: no plots (each takes about a minute in the VM); the
-# command to make them on the host is printed.
+# commands to make them on the host are printed.
 #
 # -X skips those MPI and rank count pairs (e.g. "mpich:8": MPICH's 8 ranks
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
@@ -276,21 +276,23 @@ done
     --iters-over "$ITERS_OVER" --cores "$(nproc)" | tee "$OUT/table.txt"
 # the plots: mpi_calls' own rows (IMB gives no p99), at each size against
 # the rank count; MPI_CALLS_PLOTS=0 leaves them (about a minute each under
-# TCG) to the same command on the host, printed
+# TCG) to the host, their commands printed
 awk -F, 'NR == 1 || $4 !~ /^imb_/' "$OUT/summary.csv" > "$OUT/summary-calls.csv"
-[ "${MPI_CALLS_PLOTS:-1}" = 0 ] && SIZES_PLOT= || SIZES_PLOT=$SIZES
-[ -z "$SIZES_PLOT" ] &&
-    echo "plots: MPI_CALLS_PLOTS=0; on the host: $ROOT/contrib/bench/plot.py $OUT/summary-calls.csv --x np --y avg_us --series variant --facet call --where mpi=MPI --where size=BYTES --logy -o FILE.png"
-for size in ${SIZES_PLOT//,/ }; do
+if [ "${MPI_CALLS_PLOTS:-1}" = 0 ]; then
+    plot() { echo "plot on the host: $(printf '%q ' "$@")"; }
+else
+    plot() { "$@" >/dev/null; }
+fi
+for size in ${SIZES//,/ }; do
     bytes=${size%[kK]}
     [ "$bytes" = "$size" ] || bytes=$((bytes * 1024))
     label=${size^^}; [ "$bytes" = "$size" ] && label="$size B"
     for m in $MPIS; do
         for col in avg_us p99_us; do
-            "$ROOT/contrib/bench/plot.py" "$OUT/summary-calls.csv" --x np --y "$col" \
+            plot "$ROOT/contrib/bench/plot.py" "$OUT/summary-calls.csv" --x np --y "$col" \
                 --series variant --facet call --where mpi="$m" --where size="$bytes" --logy \
                 --title "MPI calls, $m, $label, $col (median of repetitions)" \
-                -o "$OUT/$m-${label// /}-$col.png" >/dev/null || rc=1
+                -o "$OUT/$m-${label// /}-$col.png" || rc=1
         done
     done
 done

@@ -475,28 +475,49 @@ void next_call(xrank_t *x)
     x->call++;
 }
 
+/* Sends gathered for one ibv_post_send, linked: up to max */
+typedef struct {
+    struct ibv_send_wr wr[MAX_NP];
+    struct ibv_sge     sge[MAX_NP];
+    unsigned           n, max;
+} post_chain_t;
+
+/* Packet K of the running call's message to @a peer, added to @a ch, which
+ * is posted once it holds its max */
+static int chain_add(xrank_t *x, int peer, post_chain_t *ch, unsigned k)
+{
+    if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long), (uint32_t)x->call,
+                  (uint32_t)x->rank, &ch->wr[ch->n], &ch->sge[ch->n]))
+        return -1;
+    if (ch->n > 0)
+        ch->wr[ch->n - 1].next = &ch->wr[ch->n];
+    if (++ch->n < ch->max)
+        return 0;
+    ch->n = 0;
+    return send_post(x, peer, &ch->wr[0]);
+}
+
+/* What @a ch holds, posted (to @a peer's QP) */
+static int chain_flush(xrank_t *x, int peer, post_chain_t *ch)
+{
+    if (ch->n == 0)
+        return 0;
+    ch->n = 0;
+    return send_post(x, peer, &ch->wr[0]);
+}
+
 /* A message of the running call to @a peer: its packets, up to -M of
  * them to a post (one each by default, as ud_verbs posts them) */
 static int send_msg(xrank_t *x, int peer)
 {
-    struct ibv_send_wr wr[MAX_NP];
-    struct ibv_sge     sge[MAX_NP];
-    unsigned           k, nwr = 0;
+    post_chain_t ch = {.n = 0, .max = x->o->msg_pkts};
+    unsigned     k;
 
     for (k = 0; k < x->npkt; k++) {
-        if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long),
-                      (uint32_t)x->call, (uint32_t)x->rank, &wr[nwr],
-                      &sge[nwr]))
+        if (chain_add(x, peer, &ch, k))
             return -1;
-        if (nwr > 0)
-            wr[nwr - 1].next = &wr[nwr];
-        if ((++nwr == x->o->msg_pkts) || (k + 1 == x->npkt)) {
-            if (send_post(x, peer, &wr[0]))
-                return -1;
-            nwr = 0;
-        }
     }
-    return 0;
+    return chain_flush(x, peer, &ch);
 }
 
 /* Bcast call x->call: the parent's message (rank 0 has none), then one to
@@ -535,11 +556,10 @@ static int one_bcast(xrank_t *x)
  * the packets go as chains of up to MAX_NP sends, otherwise one post each */
 static int one_call(xrank_t *x, int call)
 {
-    int                np    = x->o->np, next = (x->rank + 1) % np, i, peers;
-    int                chain = x->o->chain && (x->nqp == 1), peer;
-    unsigned           k, nwr = 0;
-    struct ibv_send_wr wr[MAX_NP];
-    struct ibv_sge     sge[MAX_NP];
+    int          np    = x->o->np, next = (x->rank + 1) % np, i, peers;
+    int          chain = x->o->chain && (x->nqp == 1), peer;
+    post_chain_t ch    = {.n = 0, .max = MAX_NP};
+    unsigned     k;
 
     if (call == X_BCAST)
         return one_bcast(x);
@@ -554,19 +574,13 @@ static int one_call(xrank_t *x, int call)
                 return -1;
             continue;
         }
+        /* one UD QP: a chain may hold packets to several peers */
         for (k = 0; k < x->npkt; k++) {
-            if (send_prep(x, peer, x->pkt_len + (k < x->pkt_long),
-                          (uint32_t)x->call, (uint32_t)x->rank, &wr[nwr],
-                          &sge[nwr]))
+            if (chain_add(x, peer, &ch, k))
                 return -1;
-            if (nwr > 0)
-                wr[nwr - 1].next = &wr[nwr];
-            if ((++nwr == MAX_NP) && send_post(x, peer, &wr[0]))
-                return -1;
-            nwr %= MAX_NP;
         }
     }
-    if ((nwr > 0) && send_post(x, next, &wr[0]))
+    if (chain_flush(x, next, &ch))
         return -1;
     if (await_packets(x, (unsigned)peers * x->npkt))
         return -1;

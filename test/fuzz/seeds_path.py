@@ -51,13 +51,17 @@ def creq(k, c, reincarnate=False):
     return b(PEER_REQ, k, c, 0x20 if reincarnate else 0x00, 0)
 
 
-def peer_am(k, c, am_id=1, words=4, dpsn=0, back_sel=None, ack_req=False):
+def peer_am(k, c, am_id=1, words=4, dpsn=0, back_sel=None, ack_req=False,
+            more=False):
+    """more: flagged MORE (a lie of the peer's: neth_mutate 0xff), the
+    message goes on in the connection's next AM"""
     kind = (K_AM << 5) | 1
     sel = 0
     if back_sel is not None:
         kind |= VARIANT
         sel = back_sel
-    return b(PEER_REQ, k, c | (0x80 if ack_req else 0), kind, 0, dpsn, sel) + \
+    return b(PEER_REQ, k, c | (0x80 if ack_req else 0), kind,
+             0xff if more else 0, dpsn, sel) + \
         u16(0) + u16(0) + b(am_id, words)
 
 
@@ -176,6 +180,17 @@ seeds = {
                             *[peer_am(0, 0, am_id=i % 4, words=i) + progress()
                               for i in range(1, 9)],
                             recv_all(0, 4), progress()),
+    # messages of two packets begun on six connections, more than the
+    # interface holds (SRQ_SIZE 32: 5): the oldest gives way, then each
+    # connection's second packet
+    "chains_many": script(0, *[passive(k, c) for k in range(3)
+                               for c in range(2)],
+                          *[peer_am(k, c, ack_req=True, more=True) + progress()
+                            for k in range(3) for c in range(2)],
+                          *[peer_am(k, c) + progress()
+                            for k in range(3) for c in range(2)],
+                          recv_all(0, 4), recv_all(1, 4), recv_all(2, 4),
+                          progress()),
     # the same with the user keeping descriptors and releasing them
     "ams_kept": script(CFG_KEEP_DESCS, passive(1, 0),
                        *[peer_am(1, 0, words=8) + progress()

@@ -10,6 +10,10 @@
 
 #include "srqud_raw.h"
 
+extern "C" {
+#include <uct/ib/srqud/srqud_rel.h>
+}
+
 #include <malloc.h>
 
 #include <algorithm>
@@ -57,13 +61,6 @@ long heap_in_use()
 }
 
 
-/*
- * The fake peer as a real sender's put sink. The real interface connects
- * to the fake peer's address and issues put_zcopy; the fake peer takes
- * the CREQ and ZPUT and answers with ZCTSs of its own making. Its side of
- * the connection acknowledges the sender's reliable packets in order,
- * as a passive ep does, so that nothing times out.
- */
 /* The log holds @a count messages, intact and in order, and no more come
  * once a wrongly accepted packet has had the chance to show */
 void expect_only(iface &receiver, const am_log &log, unsigned count)
@@ -77,6 +74,13 @@ void expect_only(iface &receiver, const am_log &log, unsigned count)
 }
 
 
+/*
+ * The fake peer as a real sender's put sink. The real interface connects
+ * to the fake peer's address and issues put_zcopy; the fake peer takes
+ * the CREQ and ZPUT and answers with ZCTSs of its own making. Its side of
+ * the connection acknowledges the sender's reliable packets in order,
+ * as a passive ep does, so that nothing times out.
+ */
 class fake_sink {
 public:
     static const size_t put_length = 64 * 1024;
@@ -909,10 +913,13 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
  * counted and dropped, nothing of it left held, and its connection goes on:
  * more than UCT_SRQUD_AM_PACKETS_MAX packets, or another AM id within the
  * message. A peer that starts messages on many connections and ends none
- * begins at most rx_chains_max of them (half the SRQ in buffers, each
- * message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): further first packets
- * are left unaccepted (for their sender to resend), and whole messages
- * still arrive.
+ * has at most rx_chains_max of them held (half the SRQ in buffers, each
+ * message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): beyond, the oldest
+ * gives way. Nothing of an unfinished message is acknowledged, so one that
+ * gave way arrives whole when its sender sends it again, and another
+ * connection's message arrives at once. An ep with a message open holds
+ * packets ahead of a gap only within the SACK's span after what it
+ * acknowledges.
  */
 TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 {
@@ -967,24 +974,106 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
                         [&] { return log.count >= 2; }))
         << stats_line(stats());
 
-    /* 40 connections each start a message and never end it */
-    const unsigned long waits = stats().rx_chain_waits;
+    /* packet @a psn of a two-packet message of fill_seq_msg(@a seq), its
+     * first (asking for an ack) or its last */
+    auto piece = [](const fake_conn &f, uint16_t psn, uint64_t seq,
+                    bool first) {
+        std::vector<uint8_t> m(8 + 200);
+        fill_seq_msg(m.data(), m.size(), seq);
+        std::vector<uint8_t> p = first ?
+                chain_piece(f, psn, am_id, true, m.data(), 100) :
+                chain_piece(f, psn, am_id, false, m.data() + 100, 108);
+        if (first) {
+            p[offsetof(uct_srqud_neth_t, flags)] |=
+                    UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+        }
+        return p;
+    };
+    /* the ack psns the receiver sends @a f while progressing a while */
+    auto acks_to = [&](const fake_conn &f) {
+        std::vector<int> acks;
+        for (int i = 0; i < 200000; ++i) {
+            receiver.progress();
+            peer.drain([&](const datagram &d) {
+                uct_srqud_neth_t h;
+                if (d.neth(&h) && (h.dest_ep_id == f.ep_id) &&
+                    (h.flags & UCT_SRQUD_PACKET_FLAG_ACK)) {
+                    acks.push_back(h.ack_psn);
+                }
+            });
+        }
+        return acks;
+    };
+
+    /* 40 connections each begin a message and do not end it; the first
+     * also sends packets far ahead. Their numbers are out of the log's
+     * order (never delivered), but for the last one's: 3 */
+    const unsigned long evicted = stats().rx_chain_evicted;
     std::vector<std::unique_ptr<fake_conn>> conns;
     for (uint32_t i = 0; i < 40; ++i) {
         conns.emplace_back(new fake_conn(peer, receiver, 100 + i,
                                          0x7a110000 + i, 1));
-        ASSERT_TRUE(conns.back()->connect());
+        fake_conn &f = *conns.back();
+        ASSERT_TRUE(f.connect());
         ASSERT_TRUE(deliver(peer, receiver,
-                            chain_piece(*conns.back(), 1, am_id, true, msg.data(),
-                                  100),
+                            piece(f, 1, (i == 39) ? 3 : 1000 + i, true),
                             received));
+        if (i > 0) {
+            continue;
+        }
+        /* psn 2 is expected and the ack stays at 0: 256 is the farthest
+         * it may hold (the SACK's span after the ack), 257 is beyond */
+        const unsigned long dropped = stats().rx_reorder_dropped;
+        const unsigned long held    = stats().rx_held;
+        ASSERT_TRUE(deliver(peer, receiver, f.am(UCT_SRQUD_SR_SPAN + 1, 999),
+                            received));
+        EXPECT_EQ(dropped + 1, stats().rx_reorder_dropped)
+            << "held outside the span after its ack";
+        ASSERT_TRUE(deliver(peer, receiver, f.am(UCT_SRQUD_SR_SPAN, 999),
+                            received));
+        EXPECT_EQ(held + 1, stats().rx_held);
     }
-    EXPECT_GE(stats().rx_chain_waits, waits + 40 - 10)
-        << "more than 10 messages begun: " << stats_line(stats());
+    EXPECT_GE(stats().rx_chain_evicted, evicted + 40 - 10)
+        << "more than 10 messages held: " << stats_line(stats());
 
-    /* a whole message still arrives, and nothing else came */
-    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 3),
+    /* the last one is held, and not acknowledged before its last packet
+     * (a repeated first packet draws an ack at once) */
+    fake_conn &last = *conns.back();
+    acks_to(last);
+    ASSERT_TRUE(deliver(peer, receiver, piece(last, 1, 3, true), received));
+    std::vector<int> acks = acks_to(last);
+    ASSERT_FALSE(acks.empty()) << "a repeated packet drew no ack";
+    for (int a : acks) {
+        EXPECT_EQ(0, a) << "a message's first packet acknowledged alone";
+    }
+    /* its last packet: delivered whole, and acknowledged */
+    ASSERT_TRUE(deliver(peer, receiver, piece(last, 2, 3, false),
                         [&] { return log.count >= 3; }))
         << stats_line(stats());
-    expect_only(receiver, log, 3);
+    EXPECT_EQ(208u, log.lengths[3]);
+    acks = acks_to(last);
+    EXPECT_NE(acks.end(), std::find(acks.begin(), acks.end(), 2))
+        << "a whole message not acknowledged: " << stats_line(stats());
+
+    /* another connection's message arrives at once, its first packet
+     * taken while the held ones are at their bound */
+    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, true), received));
+    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, false),
+                        [&] { return log.count >= 4; }))
+        << stats_line(stats());
+
+    /* the first connection's message gave way long ago: sent again, it
+     * arrives whole (its first packet of another number was not kept) */
+    fake_conn &first = *conns.front();
+    ASSERT_TRUE(deliver(peer, receiver, piece(first, 1, 5, true), received));
+    ASSERT_TRUE(deliver(peer, receiver, piece(first, 2, 5, false),
+                        [&] { return log.count >= 5; }))
+        << stats_line(stats());
+    EXPECT_EQ(208u, log.lengths[5]);
+
+    /* and nothing else came */
+    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 6),
+                        [&] { return log.count >= 6; }))
+        << stats_line(stats());
+    expect_only(receiver, log, 6);
 }

@@ -741,6 +741,7 @@ static UCS_CLASS_INIT_FUNC(uct_srqud_ep_t, const uct_ep_params_t *params)
     self->rx.reorder   = NULL;
     ucs_queue_head_init(&self->rx.chain);
     self->rx.chain_count = 0;
+    self->rx.chain_psn   = 0;
     self->rx.ack_time  = 0;
     ucs_queue_head_init(&self->tx.window);
     ucs_queue_head_init(&self->tx.flushes);

@@ -128,6 +128,9 @@ typedef struct uct_srqud_ep {
                                               whose last one is to come
                                               (srqud_rx_chain.c) */
         unsigned             chain_count;
+        uct_srqud_psn_t      chain_psn;    /* its first packet's: acks stay
+                                              below it */
+        ucs_list_link_t      chain_list;   /* in iface->rx.chain_list */
         ucs_time_t           ack_time;     /* when the owed ack was queued */
         ucs_list_link_t      ack_list;     /* in iface->rx.ack_list */
     } rx;
@@ -145,6 +148,17 @@ typedef struct uct_srqud_ep {
         unsigned             bad_tokens;   /* packets with a wrong token */
     } peer;
 } uct_srqud_ep_t;
+
+
+/* The last psn a passive ep may acknowledge: what it accepted in order,
+ * short of a message of several packets whose last one is to come (it may
+ * give way to another's and be resent: srqud_rx_chain.h) */
+static UCS_F_ALWAYS_INLINE uct_srqud_psn_t
+uct_srqud_ep_rx_accepted(const uct_srqud_ep_t *ep)
+{
+    return (uct_srqud_psn_t)(((ep->rx.chain_count > 0) ? ep->rx.chain_psn :
+                                                         ep->rx.expected) - 1);
+}
 
 
 /* The interface of an endpoint */

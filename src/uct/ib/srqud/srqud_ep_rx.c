@@ -396,6 +396,20 @@ static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
+/* How far past the expected packet an ep may hold: RX_REORDER, within the
+ * span after what it acknowledges. An unfinished message of several packets
+ * keeps that behind the expected packet (uct_srqud_ep_rx_accepted), and
+ * may be given up, the ep expecting its first packet again; a packet held
+ * further would be outside the SACK's span, and its bit would read as one
+ * of the message's. */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srqud_ep_rx_span(const uct_srqud_iface_t *iface, const uct_srqud_ep_t *ep)
+{
+    return ucs_min(iface->config.rx_reorder,
+                   UCT_SRQUD_SR_SPAN - ep->rx.chain_count);
+}
+
+
 /* A peer's request to a passive ep, to its route's handler: in sequence
  * (@a unsequenced 0, a reliable packet accepted in order) or outside it (an
  * unreliable one, RMA_SEEN); each route takes one kind only */
@@ -448,7 +462,12 @@ uct_srqud_ep_rx_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     if (!(neth->flags & UCT_SRQUD_PACKET_FLAG_AM)) {
         /* a peer's RMA or zero-copy request, in order with its AMs;
          * handled now, even on the async thread: it writes or reads
-         * registered memory and answers, it calls no user callback */
+         * registered memory and answers, it calls no user callback. None
+         * comes within a message of several packets: its answer would
+         * acknowledge them */
+        if (ucs_unlikely(ep->rx.chain_count > 0)) {
+            uct_srqud_rx_chain_drop(iface, ep);
+        }
         uct_srqud_ep_rx_request(iface, ep, desc, neth, payload_len, 0);
         uct_srqud_rx_desc_put(iface, desc);
         return;
@@ -484,7 +503,6 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
                                     const uct_srqud_neth_t *neth,
                                     size_t payload_len)
 {
-    uct_srqud_recv_desc_t *held;
     uct_srqud_rx_verdict_t verdict;
 
     if (uct_srqud_ep_rx_next_am(iface, ep, neth)) {
@@ -533,7 +551,7 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
     verdict = uct_srqud_rx_classify(ep->rx.expected, neth->psn,
                                     (ep->rx.reorder != NULL) ?
                                     ep->rx.reorder->map : NULL,
-                                    iface->config.rx_reorder);
+                                    uct_srqud_ep_rx_span(iface, ep));
     switch (verdict) {
     case UCT_SRQUD_RX_DUPLICATE:
         /* our ack was lost, or the sender resent early: say it again */
@@ -561,34 +579,14 @@ static void uct_srqud_ep_rx_passive(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep
         uct_srqud_ep_schedule_ack(iface, ep, 1);
         goto out_put;
     case UCT_SRQUD_RX_DELIVER:
-        if (ucs_unlikely(!uct_srqud_rx_chain_may_start(iface, ep, neth))) {
-            /* not accepted: the sender resends it */
-            ++iface->stats.rx_chain_waits;
-            uct_srqud_ep_schedule_ack(iface, ep, 0);
-            goto out_put;
-        }
-        /* a copy held while no chain could begin (below) gives way */
-        held = uct_srqud_reorder_take(ep->rx.reorder, neth->psn);
-        if (ucs_unlikely(held != NULL)) {
-            --iface->rx.held;
-            uct_srqud_rx_desc_put(iface, held);
-        }
         break;
     }
 
     uct_srqud_ep_rx_accept(iface, ep, desc, neth, payload_len);
 
-    /* the gap is filled: what was held behind it follows, in order; a
-     * message's first packet stays held while no chain may begin (it is
-     * accepted with the next packet that comes in order, or resent) */
+    /* the gap is filled: what was held behind it follows, in order */
     while ((desc = uct_srqud_reorder_take(ep->rx.reorder,
                                           ep->rx.expected)) != NULL) {
-        if (ucs_unlikely(!uct_srqud_rx_chain_may_start(iface, ep,
-                                 uct_srqud_rx_neth(iface, desc)))) {
-            uct_srqud_reorder_hold(ep->rx.reorder, ep->rx.expected, desc);
-            ++iface->stats.rx_chain_waits;
-            break;
-        }
         --iface->rx.held;
         uct_srqud_ep_rx_accept(iface, ep, desc, uct_srqud_rx_neth(iface, desc),
                                desc->payload_len);

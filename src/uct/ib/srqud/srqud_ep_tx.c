@@ -39,7 +39,7 @@ static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
  * refused put's acknowledgement waits for its refusal to arrive */
 uct_srqud_psn_t uct_srqud_ep_tx_ack_limit(const uct_srqud_ep_t *ep)
 {
-    uct_srqud_psn_t accepted = ep->rx.expected - 1;
+    uct_srqud_psn_t accepted = uct_srqud_ep_rx_accepted(ep);
 
     if (ucs_unlikely(ep->flags & UCT_SRQUD_EP_FLAG_ACK_HELD) &&
         uct_srqud_psn_lt(ep->rx.ack_limit, accepted)) {

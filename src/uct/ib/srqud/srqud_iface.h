@@ -58,6 +58,8 @@ struct uct_srqud_iface {
         unsigned             held;        /* in reorder buffers, all eps */
         unsigned             chains;      /* messages of several packets
                                              begun, all eps */
+        ucs_list_link_t      chain_list;  /* their eps, oldest message
+                                             first (srqud_rx_chain.c) */
         void                 *chain_buf;  /* a message of several packets
                                              is delivered from here
                                              (srqud_rx_chain.c) */

@@ -90,14 +90,15 @@ ucs_status_t uct_srqud_rma_refusal_send(uct_srqud_iface_t *iface,
                                         uct_srqud_ep_t *ep)
 {
     uct_srqud_rma_refusal_rec_t *rec, *next;
+    uct_srqud_psn_t ack_psn;
 
     rec = uct_srqud_rma_refusal_next(ep, NULL);
     ucs_assert(rec != NULL);
-    next = uct_srqud_rma_refusal_next(ep, rec);
+    next    = uct_srqud_rma_refusal_next(ep, rec);
+    ack_psn = (next != NULL) ? next->first - 1 : uct_srqud_ep_rx_accepted(ep);
     return uct_srqud_rma_refusal_post(iface, ep, rec->id, rec->op_id,
                                       rec->first, rec->last, rec->status,
-                                      (next != NULL) ? next->first - 1 :
-                                                       ep->rx.expected - 1);
+                                      ack_psn);
 }
 
 

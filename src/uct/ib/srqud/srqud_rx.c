@@ -145,6 +145,7 @@ ucs_status_t uct_srqud_rx_init(uct_srqud_iface_t *iface,
     iface->rx.stash_count      = 0;
     iface->rx.held             = 0;
     iface->rx.chains           = 0;
+    ucs_list_head_init(&iface->rx.chain_list);
     iface->rx.chain_buf        = NULL;
     iface->release_desc.cb     = uct_srqud_rx_release_desc;
     ucs_list_head_init(&iface->rx.ack_list);

@@ -43,6 +43,59 @@ void uct_srqud_rx_chain_cleanup(uct_srqud_iface_t *iface)
 }
 
 
+/* The ep's message is whole, dropped or given up: off the interface's
+ * list of those begun */
+static void uct_srqud_rx_chain_end(uct_srqud_iface_t *iface,
+                                   uct_srqud_ep_t *ep)
+{
+    if (ep->rx.chain_count > 0) {
+        ucs_list_del(&ep->rx.chain_list);
+        --iface->rx.chains;
+        ep->rx.chain_count = 0;
+    }
+}
+
+
+/*
+ * The oldest unfinished message gives way. None of its packets was
+ * acknowledged: they go back, and its ep expects the first one again,
+ * which its sender resends (the oldest unacknowledged packet always goes
+ * again at a timeout). What the ep holds ahead of a gap stays: it was
+ * held within the span after the message's first packet
+ * (uct_srqud_ep_rx_span).
+ */
+static void uct_srqud_rx_chain_evict(uct_srqud_iface_t *iface)
+{
+    uct_srqud_ep_t *ep = ucs_list_head(&iface->rx.chain_list, uct_srqud_ep_t,
+                                       rx.chain_list);
+
+    /* a request between a message's packets drops the message
+     * (uct_srqud_ep_rx_accept): they are all the ep accepted since */
+    ucs_assert((uct_srqud_psn_t)(ep->rx.expected - ep->rx.chain_psn) ==
+               ep->rx.chain_count);
+    ucs_debug("%s: passive ep %p id %u: an unfinished message of %u packets "
+              "from psn %u gives way to a new one", iface->md->name, ep,
+              ep->ep_id, ep->rx.chain_count, ep->rx.chain_psn);
+    ep->rx.expected = ep->rx.chain_psn;
+    uct_srqud_rx_chain_release(iface, ep);
+    ++iface->stats.rx_chain_evicted;
+}
+
+
+/* A message of several packets begins at @a psn on @a ep; at the
+ * interface's bound, the oldest one begun gives way */
+static void uct_srqud_rx_chain_begin(uct_srqud_iface_t *iface,
+                                     uct_srqud_ep_t *ep, uct_srqud_psn_t psn)
+{
+    if (iface->rx.chains >= iface->config.rx_chains_max) {
+        uct_srqud_rx_chain_evict(iface);
+    }
+    ep->rx.chain_psn = psn;
+    ucs_list_add_tail(&iface->rx.chain_list, &ep->rx.chain_list);
+    ++iface->rx.chains;
+}
+
+
 /* A whole chain, its packets in order: copied out, its buffers back, and
  * the handler called with the copy (no descriptor to keep: the handler
  * copies what it needs) */
@@ -90,6 +143,7 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 {
     uct_srqud_recv_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX], *held;
     unsigned i, count;
+    int ack_now;
 
     desc->ep          = NULL;
     desc->payload_len = payload_len;
@@ -106,34 +160,35 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ((neth->am_id != uct_srqud_rx_neth(iface, held)->am_id) ||
          ((neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) &&
           (ep->rx.chain_count + 1 >= UCT_SRQUD_AM_PACKETS_MAX)))) {
-        ++iface->stats.rx_chain_bad;
-        if (uct_srqud_iface_log_allowed(iface)) {
-            ucs_diag("%s: a peer's active message of several packets "
-                     "dropped: more than %u, or of several AM ids (%lu more "
-                     "log lines since the last)", iface->md->name,
-                     UCT_SRQUD_AM_PACKETS_MAX, iface->log_suppressed);
-            iface->log_suppressed = 0;
-        }
-        uct_srqud_rx_chain_release(iface, ep);
+        uct_srqud_rx_chain_drop(iface, ep);
         uct_srqud_rx_desc_put(iface, desc);
         return;
     }
 
     if (neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) {
-        iface->rx.chains += (ep->rx.chain_count == 0);
+        if (ep->rx.chain_count == 0) {
+            uct_srqud_rx_chain_begin(iface, ep, neth->psn);
+        }
         ucs_queue_push(&ep->rx.chain, &desc->queue);
         ++ep->rx.chain_count;
         return;
     }
 
-    /* the last packet: the message is whole */
-    count = 0;
+    /* the last packet: the message is whole, and acknowledged now; asked
+     * for an ack on an earlier packet (half the sender's window), the
+     * sender has it at once still */
+    count   = 0;
+    ack_now = 0;
     ucs_queue_for_each_extract(held, &ep->rx.chain, queue, 1) {
-        descs[count++] = held;
+        ack_now        |= uct_srqud_rx_neth(iface, held)->flags &
+                          UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+        descs[count++]  = held;
     }
-    descs[count++]      = desc;
-    iface->rx.chains   -= (ep->rx.chain_count > 0);
-    ep->rx.chain_count  = 0;
+    descs[count++] = desc;
+    uct_srqud_rx_chain_end(iface, ep);
+    if (ack_now) {
+        uct_srqud_ep_schedule_ack(iface, ep, 1);
+    }
 
     if (iface->async.active) {
         /* queued together, in order with what the ep accepted before and
@@ -183,6 +238,20 @@ void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
     ucs_queue_for_each_extract(desc, &ep->rx.chain, queue, 1) {
         uct_srqud_rx_desc_put(iface, desc);
     }
-    iface->rx.chains   -= (ep->rx.chain_count > 0);
-    ep->rx.chain_count  = 0;
+    uct_srqud_rx_chain_end(iface, ep);
+}
+
+
+void uct_srqud_rx_chain_drop(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
+{
+    ++iface->stats.rx_chain_bad;
+    if (uct_srqud_iface_log_allowed(iface)) {
+        ucs_diag("%s: a peer's active message of several packets dropped: "
+                 "more than %u, of several AM ids, or with a request "
+                 "between its packets (%lu more log lines since the last)",
+                 iface->md->name, UCT_SRQUD_AM_PACKETS_MAX,
+                 iface->log_suppressed);
+        iface->log_suppressed = 0;
+    }
+    uct_srqud_rx_chain_release(iface, ep);
 }

@@ -7,10 +7,16 @@
  * is in; the message is then copied into the interface's chain buffer and
  * delivered whole. A peer decides nothing about what is allocated: a
  * message holds at most UCT_SRQUD_AM_PACKETS_MAX - 1 of the SRQ's buffers,
- * and a new one begins only while fewer than rx_chains_max are begun on
- * the interface (a budget apart from the reorder buffers'). Every
- * interface takes them, whatever its own AM_PACKETS: that setting is what
- * it sends, and its peers' may differ.
+ * and at most rx_chains_max are begun on the interface (a budget apart
+ * from the reorder buffers'). Nothing of an unfinished message is
+ * acknowledged (uct_srqud_ep_rx_accepted), so at that bound the oldest one
+ * gives way to the new one without loss: its packets go back, its ep
+ * expects its first packet again, and its sender resends them. A peer
+ * that begins messages on many connections and ends none therefore keeps
+ * no one else's out; a real sender's packets of a message leave with one
+ * doorbell and arrive together. Every interface takes them, whatever its
+ * own AM_PACKETS: that setting is what it sends, and its peers' may
+ * differ.
  */
 
 #ifndef UCT_SRQUD_RX_CHAIN_H_
@@ -40,26 +46,17 @@ unsigned uct_srqud_rx_chain_deliver_queued(uct_srqud_iface_t *iface,
 /* The ep goes: the packets of its unfinished chain go back */
 void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
+/* A peer broke the sender's rules within a message (another AM id, too
+ * many packets, a request between its packets): what it holds is dropped
+ * and counted, the connection goes on */
+void uct_srqud_rx_chain_drop(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
+
 
 /* Does this in-order AM start or continue a chain */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_rx_chain_takes(const uct_srqud_ep_t *ep, const uct_srqud_neth_t *neth)
 {
     return (neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) || (ep->rx.chain_count > 0);
-}
-
-
-/* May the ep accept this in-order packet now: a chain's first packet waits
- * (unaccepted, so the sender resends it) while the interface has begun
- * rx_chains_max */
-static UCS_F_ALWAYS_INLINE int
-uct_srqud_rx_chain_may_start(const uct_srqud_iface_t *iface,
-                             const uct_srqud_ep_t *ep,
-                             const uct_srqud_neth_t *neth)
-{
-    return !(neth->flags & UCT_SRQUD_PACKET_FLAG_MORE) ||
-           (ep->rx.chain_count > 0) ||
-           (iface->rx.chains < iface->config.rx_chains_max);
 }
 
 #endif

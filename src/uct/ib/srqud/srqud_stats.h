@@ -121,9 +121,9 @@ typedef struct uct_srqud_iface_stats {
     unsigned long rx_chain_bad;       /* ... dropped: a packet of another
                                          AM id, or more than
                                          UCT_SRQUD_AM_PACKETS_MAX */
-    unsigned long rx_chain_waits;     /* first packets of such messages
-                                         left unaccepted while the held
-                                         buffers were at their bound (the
+    unsigned long rx_chain_evicted;   /* ... unfinished, given up for a
+                                         new one at the bound of those
+                                         begun (never acknowledged: the
                                          sender resends them) */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
