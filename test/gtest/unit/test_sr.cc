@@ -139,6 +139,36 @@ TEST(srqud_sr, timeout_resends_only_what_is_old_and_not_held)
     EXPECT_EQ((std::vector<uct_srqud_psn_t>{10, 11, 13}), resent);
 }
 
+/* The oldest slot resent already and still not acknowledged a timeout
+ * later: the receiver may have given up what its SACK showed held (a
+ * message of several packets that gave way), so the held ones go too;
+ * with the oldest sent once, they do not (above) */
+TEST(srqud_sr, a_timeout_after_a_resend_trusts_no_sack)
+{
+    window w(10, 4);
+    uint64_t map[UCT_SRQUD_SR_WORDS] = {};
+    std::vector<uct_srqud_psn_t> resent;
+
+    uct_srqud_sack_set(map, 11);
+    uct_srqud_sack_set(map, 12);
+    uct_srqud_sr_sack(&w.q, 9, map);
+    w.pkts[0]->slot.resends   = 1;
+    w.pkts[0]->slot.send_time = 40;
+    w.pkts[3]->slot.send_time = 90;   /* 13 went recently */
+    EXPECT_EQ(3u, uct_srqud_sr_resend_expired(&w.q, 100, 50, UINT_MAX,
+                                              record_resend, &resent));
+    EXPECT_EQ((std::vector<uct_srqud_psn_t>{10, 11, 12}), resent);
+
+    /* resent, but not a timeout ago yet: nothing goes */
+    window v(10, 2);
+    resent.clear();
+    uct_srqud_sr_sack(&v.q, 9, map);
+    v.pkts[0]->slot.resends   = 1;
+    v.pkts[0]->slot.send_time = 80;
+    EXPECT_EQ(0u, uct_srqud_sr_resend_expired(&v.q, 100, 50, UINT_MAX,
+                                              record_resend, &resent));
+}
+
 /* A cumulative ack the async thread holds for the user: what it covers is
  * not resent, and the oldest slot the timeout always resends is the first
  * one beyond it */

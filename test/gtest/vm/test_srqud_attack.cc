@@ -911,8 +911,8 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
  * A message of several packets (MORE on all but its last) is held until its
  * last packet is in. A peer that breaks the sender's rules has the message
  * counted and dropped, nothing of it left held, and its connection goes on:
- * more than UCT_SRQUD_AM_PACKETS_MAX packets, or another AM id within the
- * message. A peer that starts messages on many connections and ends none
+ * more than UCT_SRQUD_AM_PACKETS_MAX packets, another AM id within the
+ * message, or a request between its packets. A peer that starts messages on many connections and ends none
  * has at most rx_chains_max of them held (half the SRQ in buffers, each
  * message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): beyond, the oldest
  * gives way. Nothing of an unfinished message is acknowledged, so one that
@@ -968,6 +968,17 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
                         chain_piece(c, psn++, am_id + 1, false, msg.data(), 100),
                         received));
     EXPECT_EQ(2u, stats().rx_chain_bad);
+
+    /* a request within a message (its answer would acknowledge the
+     * message's packets before its last) */
+    ASSERT_TRUE(deliver(peer, receiver,
+                        chain_piece(c, psn++, am_id, true, msg.data(), 100),
+                        received));
+    ASSERT_TRUE(deliver(peer, receiver,
+                        c.reliable(UCT_SRQUD_PACKET_FLAG_CTL, UCT_SRQUD_CTL_NOP,
+                                   psn++, nullptr, 0),
+                        received));
+    EXPECT_EQ(3u, stats().rx_chain_bad);
 
     /* the connection goes on */
     ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 2),
@@ -1046,7 +1057,15 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     for (int a : acks) {
         EXPECT_EQ(0, a) << "a message's first packet acknowledged alone";
     }
-    /* its last packet: delivered whole, and acknowledged */
+
+    /* another connection begins a message while 10 are held: taken at
+     * once, the oldest held giving way */
+    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, true), received));
+    EXPECT_GE(stats().rx_chain_evicted, evicted + 40 - 10 + 1)
+        << stats_line(stats());
+
+    /* the last connection's last packet: delivered whole, and
+     * acknowledged; then the other's */
     ASSERT_TRUE(deliver(peer, receiver, piece(last, 2, 3, false),
                         [&] { return log.count >= 3; }))
         << stats_line(stats());
@@ -1054,10 +1073,6 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     acks = acks_to(last);
     EXPECT_NE(acks.end(), std::find(acks.begin(), acks.end(), 2))
         << "a whole message not acknowledged: " << stats_line(stats());
-
-    /* another connection's message arrives at once, its first packet
-     * taken while the held ones are at their bound */
-    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, true), received));
     ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, false),
                         [&] { return log.count >= 4; }))
         << stats_line(stats());

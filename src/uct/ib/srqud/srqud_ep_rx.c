@@ -396,12 +396,12 @@ static int uct_srqud_ep_rx_hold(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 }
 
 
-/* How far past the expected packet an ep may hold: RX_REORDER, within the
- * span after what it acknowledges. An unfinished message of several packets
- * keeps that behind the expected packet (uct_srqud_ep_rx_accepted), and
- * may be given up, the ep expecting its first packet again; a packet held
- * further would be outside the SACK's span, and its bit would read as one
- * of the message's. */
+/* The span an ep holds in (less than this many past the expected packet):
+ * RX_REORDER, within the SACK's span after what it acknowledges. An
+ * unfinished message of several packets keeps that behind the expected
+ * packet (uct_srqud_ep_rx_accepted), and may be given up, the ep expecting
+ * its first packet again; a packet held further would be outside the
+ * SACK's span, and its bit would read as one of the message's. */
 static UCS_F_ALWAYS_INLINE unsigned
 uct_srqud_ep_rx_span(const uct_srqud_iface_t *iface, const uct_srqud_ep_t *ep)
 {

@@ -60,9 +60,10 @@ static void uct_srqud_rx_chain_end(uct_srqud_iface_t *iface,
  * The oldest unfinished message gives way. None of its packets was
  * acknowledged: they go back, and its ep expects the first one again,
  * which its sender resends (the oldest unacknowledged packet always goes
- * again at a timeout). What the ep holds ahead of a gap stays: it was
- * held within the span after the message's first packet
- * (uct_srqud_ep_rx_span).
+ * again at a timeout, and after it the others, even those a SACK showed
+ * held before they joined the message: uct_srqud_sr_resend_expired). What
+ * the ep holds ahead of a gap stays: it was held within the span after
+ * the message's first packet (uct_srqud_ep_rx_span).
  */
 static void uct_srqud_rx_chain_evict(uct_srqud_iface_t *iface)
 {

@@ -13,10 +13,11 @@
  * gives way to the new one without loss: its packets go back, its ep
  * expects its first packet again, and its sender resends them. A peer
  * that begins messages on many connections and ends none therefore keeps
- * no one else's out; a real sender's packets of a message leave with one
- * doorbell and arrive together. Every interface takes them, whatever its
- * own AM_PACKETS: that setting is what it sends, and its peers' may
- * differ.
+ * no one else's out: it can only make a message that is open at that
+ * moment go again, and a real sender's packets of a message leave with
+ * one doorbell and arrive together (open longer only while one of them
+ * is lost). Every interface takes them, whatever its own AM_PACKETS:
+ * that setting is what it sends, and its peers' may differ.
  */
 
 #ifndef UCT_SRQUD_RX_CHAIN_H_
@@ -43,7 +44,8 @@ void uct_srqud_rx_chain_accept(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 unsigned uct_srqud_rx_chain_deliver_queued(uct_srqud_iface_t *iface,
                                            uct_srqud_recv_desc_t *first);
 
-/* The ep goes: the packets of its unfinished chain go back */
+/* The packets of the ep's unfinished chain go back (the ep goes, or the
+ * chain was dropped or gave way) */
 void uct_srqud_rx_chain_release(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
 /* A peer broke the sender's rules within a message (another AM id, too

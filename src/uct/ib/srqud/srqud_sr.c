@@ -189,17 +189,25 @@ unsigned uct_srqud_sr_resend_expired(ucs_queue_head_t *window, uint64_t now,
                                      uct_srqud_sr_resend_cb_t cb, void *arg)
 {
     uct_srqud_tx_slot_t *slot;
-    int oldest = 1;
+    int oldest = 1, revoke = 0, expired;
 
     ucs_queue_for_each(slot, window, elem) {
         if (slot->acked) {
             continue; /* delivered: only its release is still to come */
         }
+        expired = uct_srqud_time_since(now, slot->send_time) >= rto;
         /* The oldest one is never held: the receiver would have delivered
          * it and moved the cumulative ack past it. Resending it whatever
-         * its mark says keeps one wrong mark from stalling the stream. */
-        if ((oldest || !slot->sacked) &&
-            (uct_srqud_time_since(now, slot->send_time) >= rto)) {
+         * its mark says keeps one wrong mark from stalling the stream.
+         * Resent already and still not acknowledged a timeout later, the
+         * receiver has not moved: what it said it held, it may have
+         * given up since (a message of several packets that gave way,
+         * srqud_rx_chain.c), so no mark is trusted this time (RFC 2018,
+         * section 8: a receiver may renege) */
+        if (oldest) {
+            revoke = expired && (slot->resends > 0);
+        }
+        if ((oldest || revoke || !slot->sacked) && expired) {
             slot->lost   = 1;
             slot->sacked = 0;
         }

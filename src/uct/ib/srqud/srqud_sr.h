@@ -162,7 +162,8 @@ unsigned uct_srqud_sr_resend_lost(ucs_queue_head_t *window, uint64_t reo_wnd,
 /**
  * Retransmission timeout: the slots not known to have arrived that were
  * (re)sent at least @a rto before @a now are lost (and the oldest not
- * acked, always);
+ * acked, always; all of them, held or not, when that oldest one had been
+ * resent already: the receiver may have given up what it held);
  * up to @a budget of them are resent now, oldest first, the others by
  * uct_srqud_sr_resend_marked() as acknowledgements open the congestion
  * window. Returns how many were resent.

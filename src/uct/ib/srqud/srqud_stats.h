@@ -119,8 +119,9 @@ typedef struct uct_srqud_iface_stats {
                                          (AM_PACKETS) */
     unsigned long rx_am_chains;       /* ... received whole and delivered */
     unsigned long rx_chain_bad;       /* ... dropped: a packet of another
-                                         AM id, or more than
-                                         UCT_SRQUD_AM_PACKETS_MAX */
+                                         AM id, more than
+                                         UCT_SRQUD_AM_PACKETS_MAX, or a
+                                         request between its packets */
     unsigned long rx_chain_evicted;   /* ... unfinished, given up for a
                                          new one at the bound of those
                                          begun (never acknowledged: the
