@@ -912,16 +912,9 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
  * last packet is in. A peer that breaks the sender's rules has the message
  * counted and dropped, nothing of it left held, and its connection goes on:
  * more than UCT_SRQUD_AM_PACKETS_MAX packets, another AM id within the
- * message, or a request between its packets. A peer that starts messages on many connections and ends none
- * has at most rx_chains_max of them held (half the SRQ in buffers, each
- * message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): beyond, the oldest
- * gives way. Nothing of an unfinished message is acknowledged, so one that
- * gave way arrives whole when its sender sends it again, and another
- * connection's message arrives at once. An ep with a message open holds
- * packets ahead of a gap only within the SACK's span after what it
- * acknowledges.
+ * message, or a request between its packets.
  */
-TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
+TEST(srqud_attack, malformed_chains_are_dropped)
 {
     env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
     env_guard chains("UCX_SRQUD_AM_PACKETS", "2");
@@ -984,6 +977,35 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
     ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 2),
                         [&] { return log.count >= 2; }))
         << stats_line(stats());
+    expect_only(receiver, log, 2);
+}
+
+
+/*
+ * A peer that starts messages of several packets on many connections and
+ * ends none has at most rx_chains_max of them held (half the SRQ in
+ * buffers, each message counted as UCT_SRQUD_AM_PACKETS_MAX - 1): beyond,
+ * the oldest gives way. Nothing of an unfinished message is acknowledged,
+ * so one that gave way arrives whole when its sender sends it again, and
+ * another connection's message arrives at once. An ep with a message open
+ * holds packets ahead of a gap only within the SACK's span after what it
+ * acknowledges.
+ */
+TEST(srqud_attack, unfinished_chains_give_way_without_loss)
+{
+    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
+    env_guard chains("UCX_SRQUD_AM_PACKETS", "2");
+    attacked a;
+    ASSERT_NO_FATAL_FAILURE(a.open());
+    iface &receiver  = *a.receiver;
+    am_log &log      = a.log;
+    raw_sender &peer = a.peer;
+    auto stats       = [&] { return srqud_stats(receiver.handle); };
+    auto received    = [] { return true; };
+
+    fake_conn c(peer, receiver, 5, 0x5eed0f01, 9);
+    ASSERT_TRUE(c.connect());
+    uint16_t psn = 1;
 
     /* packet @a psn of a two-packet message of fill_seq_msg(@a seq), its
      * first (asking for an ack) or its last */
@@ -1018,7 +1040,7 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 
     /* 40 connections each begin a message and do not end it; the first
      * also sends packets far ahead. Their numbers are out of the log's
-     * order (never delivered), but for the last one's: 3 */
+     * order (never delivered), but for the last one's: 1 */
     const unsigned long evicted = stats().rx_chain_evicted;
     std::vector<std::unique_ptr<fake_conn>> conns;
     for (uint32_t i = 0; i < 40; ++i) {
@@ -1027,7 +1049,7 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
         fake_conn &f = *conns.back();
         ASSERT_TRUE(f.connect());
         ASSERT_TRUE(deliver(peer, receiver,
-                            piece(f, 1, (i == 39) ? 3 : 1000 + i, true),
+                            piece(f, 1, (i == 39) ? 1 : 1000 + i, true),
                             received));
         if (i > 0) {
             continue;
@@ -1051,7 +1073,7 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
      * (a repeated first packet draws an ack at once) */
     fake_conn &last = *conns.back();
     acks_to(last);
-    ASSERT_TRUE(deliver(peer, receiver, piece(last, 1, 3, true), received));
+    ASSERT_TRUE(deliver(peer, receiver, piece(last, 1, 1, true), received));
     std::vector<int> acks = acks_to(last);
     ASSERT_FALSE(acks.empty()) << "a repeated packet drew no ack";
     for (int a : acks) {
@@ -1060,35 +1082,35 @@ TEST(srqud_attack, malformed_and_unfinished_chains_are_bounded)
 
     /* another connection begins a message while 10 are held: taken at
      * once, the oldest held giving way */
-    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, true), received));
+    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 2, true), received));
     EXPECT_GE(stats().rx_chain_evicted, evicted + 40 - 10 + 1)
         << stats_line(stats());
 
     /* the last connection's last packet: delivered whole, and
      * acknowledged; then the other's */
-    ASSERT_TRUE(deliver(peer, receiver, piece(last, 2, 3, false),
-                        [&] { return log.count >= 3; }))
+    ASSERT_TRUE(deliver(peer, receiver, piece(last, 2, 1, false),
+                        [&] { return log.count >= 1; }))
         << stats_line(stats());
-    EXPECT_EQ(208u, log.lengths[3]);
+    EXPECT_EQ(208u, log.lengths[1]);
     acks = acks_to(last);
     EXPECT_NE(acks.end(), std::find(acks.begin(), acks.end(), 2))
         << "a whole message not acknowledged: " << stats_line(stats());
-    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 4, false),
-                        [&] { return log.count >= 4; }))
+    ASSERT_TRUE(deliver(peer, receiver, piece(c, psn++, 2, false),
+                        [&] { return log.count >= 2; }))
         << stats_line(stats());
 
     /* the first connection's message gave way long ago: sent again, it
      * arrives whole (its first packet of another number was not kept) */
     fake_conn &first = *conns.front();
-    ASSERT_TRUE(deliver(peer, receiver, piece(first, 1, 5, true), received));
-    ASSERT_TRUE(deliver(peer, receiver, piece(first, 2, 5, false),
-                        [&] { return log.count >= 5; }))
+    ASSERT_TRUE(deliver(peer, receiver, piece(first, 1, 3, true), received));
+    ASSERT_TRUE(deliver(peer, receiver, piece(first, 2, 3, false),
+                        [&] { return log.count >= 3; }))
         << stats_line(stats());
-    EXPECT_EQ(208u, log.lengths[5]);
+    EXPECT_EQ(208u, log.lengths[3]);
 
     /* and nothing else came */
-    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 6),
-                        [&] { return log.count >= 6; }))
+    ASSERT_TRUE(deliver(peer, receiver, c.am(psn++, 4),
+                        [&] { return log.count >= 4; }))
         << stats_line(stats());
-    expect_only(receiver, log, 6);
+    expect_only(receiver, log, 4);
 }
