@@ -907,6 +907,14 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
 }
 
 
+/* The receiver of the chain attacks: an SRQ of 64 (32 buffers held, 10
+ * messages begun at once) and messages of up to two packets */
+struct chain_attacked : attacked {
+    env_guard srq{"UCX_SRQUD_SRQ_SIZE", "64"};
+    env_guard chains{"UCX_SRQUD_AM_PACKETS", "2"};
+};
+
+
 /*
  * A message of several packets (MORE on all but its last) is held until its
  * last packet is in. A peer that breaks the sender's rules has the message
@@ -916,9 +924,7 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
  */
 TEST(srqud_attack, malformed_chains_are_dropped)
 {
-    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
-    env_guard chains("UCX_SRQUD_AM_PACKETS", "2");
-    attacked a;
+    chain_attacked a;
     ASSERT_NO_FATAL_FAILURE(a.open());
     iface &receiver  = *a.receiver;
     am_log &log      = a.log;
@@ -993,9 +999,7 @@ TEST(srqud_attack, malformed_chains_are_dropped)
  */
 TEST(srqud_attack, unfinished_chains_give_way_without_loss)
 {
-    env_guard srq("UCX_SRQUD_SRQ_SIZE", "64");   /* 32 / 3: 10 chains */
-    env_guard chains("UCX_SRQUD_AM_PACKETS", "2");
-    attacked a;
+    chain_attacked a;
     ASSERT_NO_FATAL_FAILURE(a.open());
     iface &receiver  = *a.receiver;
     am_log &log      = a.log;
