@@ -128,7 +128,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # tree has a rank that forwards, and 300 calls, so that each child
     # returns its credits (every 16) many times
     for t in ud "ud -M 2" rc; do
-        run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast) (8|4096) [0-9.]+ ' | grep -qx 6"
+        run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast,rdbl -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast|rdbl) (8|4096) [0-9.]+ ' | grep -qx 8"
     done
     # The device's own Allgather steps over RC (what an RDMA step can save:
     # contrib/bench/sucg-tune.sh -d): after each size the ranks spoil the

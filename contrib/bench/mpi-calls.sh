@@ -43,7 +43,8 @@
 # 100 us of computation as the ranks time calls; a unit above 10x its
 # median is a pause no transport causes. The device, with plain verbs:
 # srqud_rawperf's UD and RC ping-pong (median half round trip), and at
-# each rank count srqud_rawexch's Sendrecv, Alltoall and Bcast over UD
+# each rank count srqud_rawexch's Sendrecv, Alltoall, Bcast and (at 2^k
+# ranks) recursive doubling over UD
 # and over RC QPs, each message with a transport's header (a 4 KB one is
 # two UD packets, posted together as srqud does; EXCH_MSG_PKTS=1 in the
 # environment posts each alone, as ud_verbs does; every call timed, the
@@ -55,9 +56,10 @@
 # size: Alltoall's for
 # Alltoall, Bcast's for Bcast (a binary tree: Open MPI's below 64 B at 4
 # to 15 ranks and up to 2 KB at 4 to 7, MPICH's binomial tree's shape up
-# to 4 ranks; an approximation in the other cells), Sendrecv's for the
-# calls that go in steps of one message to and from one peer (Sendrecv,
-# Allgather, Allreduce), the ping-pong's for the ping-pong: the median
+# to 4 ranks; an approximation in the other cells), the recursive
+# doubling's for Allgather and Allreduce (both MPIs' steps there at 4 and
+# 8 ranks; Sendrecv's at other rank counts), Sendrecv's for Sendrecv, the
+# ping-pong's for the ping-pong: the median
 # over the repetitions of the ratio of the device's UD and RC averages in
 # each (run back to back there), for the average and the p99 alike (the
 # p99 of one exchange is noisy).
@@ -129,7 +131,7 @@ done
 # and srqud_rawexch's exchanges at each rank count (calls ud_sendrecv,
 # rc_alltoall, ...: the same columns as mpi_calls)
 device() {
-    local rep=$1 t c np out iters spin yield order
+    local rep=$1 t c np out iters spin yield order calls
     # UD and RC back to back, which first alternating between repetitions:
     # the machine's speed drifts by up to 2x within a minute
     # (docs/notes/mpi-small-messages.md), and the bound is their ratio
@@ -164,7 +166,9 @@ device() {
             '$1 == "all" { printf "%s,%s,%s,%s,%s,%s,%s\n", p, $3, $3, $4, $5, $6, $7 }' \
             >> "$CSV"
         # the exchanges likewise, call by call
-        for c in sendrecv alltoall bcast; do
+        calls="sendrecv alltoall bcast"
+        [ $((np & (np - 1))) = 0 ] && calls="$calls rdbl"
+        for c in $calls; do
             for t in $order; do
                 # shellcheck disable=SC2086 # spin: no word or one
                 if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \

@@ -50,10 +50,13 @@ def dev_ratio(np_, call, size):
     """UD/RC of the device in the pattern a call goes in steps of: the
     median over the repetitions of UD's average over RC's in each (run
     back to back there, so a slow phase of the machine falls on both).
-    Bcast has its own tree since srqud_rawexch runs one; runs before take
+    Bcast has its own tree and Allgather and Allreduce their recursive
+    doubling (2^k ranks) since srqud_rawexch runs them; runs before take
     Sendrecv's"""
     kinds = (['alltoall'] if call.endswith('alltoall') else
-             ['bcast', 'sendrecv'] if call.endswith('bcast') else ['sendrecv'])
+             ['bcast', 'sendrecv'] if call.endswith('bcast') else
+             ['rdbl', 'sendrecv'] if call.endswith(('allgather', 'allreduce'))
+             else ['sendrecv'])
     qs = []
     if not call.endswith('pingpong'):
         for kind in kinds:

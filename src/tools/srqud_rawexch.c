@@ -22,6 +22,10 @@
  *              nothing else stops the root, and a UD receive with no
  *              buffer is a lost packet (a transport's window, here one
  *              8-byte message per FC_EVERY calls, over UD and RC alike)
+ *   rdbl       recursive doubling (2^k ranks): in step k rank r and r^2^k
+ *              swap one message, the steps of Open MPI's tuned Allgather
+ *              below 32 ranks and of its Allreduce at 4 to 15 ranks up to
+ *              8 KB, and of MPICH's short ones
  *
  * and, over RC, an Allgather by recursive doubling (2^k ranks: in step k
  * rank r and r^2^k swap the 2^k blocks each holds), its steps as MPI and
@@ -80,8 +84,8 @@
 #include <sched.h>
 #include <sys/mman.h>
 
-const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall", "bcast", "ag_send",
-                                  "ag_rndv", "ag_put", "ag_tail"};
+const char *x_names[MAX_CALLS] = {"sendrecv", "alltoall", "bcast", "rdbl",
+                                  "ag_send", "ag_rndv", "ag_put", "ag_tail"};
 
 
 static const bench_mode_t ud_mode = {"ud_exch", 0, 0, 0, 8};
@@ -310,6 +314,21 @@ static int on_credit(xrank_t *x, const uint32_t *hdr, uint32_t len)
     return 0;
 }
 
+/* rdbl: a packet of step k comes from rank^2^k (a partner of a later step
+ * may run ahead of the one we wait for, so each step counts its own) */
+static int on_rdbl_recv(xrank_t *x, const uint32_t *hdr)
+{
+    uint32_t d = hdr[1] ^ (uint32_t)x->rank;
+    unsigned k;
+
+    for (k = 0; (k < x->rd_steps) && (d != (1u << k)); k++);
+    if (k == x->rd_steps)
+        return fail_msg("call %u: a message from rank %u, no partner",
+                        hdr[0], hdr[1]);
+    x->rd_got[hdr[0] % WIN][k]++;
+    return 0;
+}
+
 /* One completion: a send's retires SIG_EVERY sends of its QP; a receive
  * is checked, counted for its call (or its child's credit) and its buffer
  * posted again */
@@ -352,7 +371,11 @@ static int on_wc(xrank_t *x, const struct ibv_wc *wc)
         ((x->expect_from >= 0) && (hdr[1] != (uint32_t)x->expect_from)))
         return fail_msg("call %" PRIu64 ": a message of call %u from rank %u",
                         x->call, hdr[0], hdr[1]);
-    x->got[hdr[0] % WIN]++;
+    if (x->cur != X_RDBL) {
+        x->got[hdr[0] % WIN]++;
+    } else if (on_rdbl_recv(x, hdr)) {
+        return -1;
+    }
     return rx_post(x, (unsigned)wc->wr_id);
 }
 
@@ -552,6 +575,27 @@ static int one_bcast(xrank_t *x)
     return 0;
 }
 
+/* rdbl call x->call: each step's message to rank^2^k, then its partner's */
+static int one_rdbl(xrank_t *x)
+{
+    uint64_t idle = 0;
+    uint32_t *got = x->rd_got[x->call % WIN];
+    unsigned k;
+
+    x->expect_from = -1;   /* on_rdbl_recv checks the sender */
+    for (k = 0; k < x->rd_steps; k++) {
+        if (send_msg(x, x->rank ^ (1 << k)))
+            return -1;
+        while (got[k] < x->npkt) {
+            if (progress(x, &idle))
+                return -1;
+        }
+        got[k] = 0;
+    }
+    next_call(x);
+    return 0;
+}
+
 /* Call number x->call: its sends, then its receives. With -P (one UD QP)
  * the packets go as chains of up to MAX_NP sends, otherwise one post each */
 static int one_call(xrank_t *x, int call)
@@ -563,6 +607,8 @@ static int one_call(xrank_t *x, int call)
 
     if (call == X_BCAST)
         return one_bcast(x);
+    if (call == X_RDBL)
+        return one_rdbl(x);
     if (call >= X_AG_SEND)
         return one_ag(x, call);
     peers          = (call == X_SENDRECV) ? 1 : np - 1;
@@ -611,6 +657,7 @@ static int rank_main(xrank_t *x, double *samples)
 
     if (setup(x))
         return -1;
+    for (x->rd_steps = 0; (1 << x->rd_steps) < o->np; x->rd_steps++);
     for (c = 0; c < o->ncalls; c++) {
         x->cur = o->calls[c];
         for (s = 0; s < o->nsizes; s++, k++) {
@@ -677,9 +724,10 @@ static void usage(FILE *f)
 "  -M K         a message's packets K to a post (default 1), as srqud\n"
 "               with UCX_SRQUD_AM_PACKETS=K posts them (every call)\n"
 "  -N NP        ranks, 2 to %d (default 4)\n"
-"  -c CALLS     sendrecv,alltoall,bcast (default sendrecv,alltoall); with\n"
-"               -t rc and 2, 4, 8 or 16 ranks also ag_send, ag_rndv,\n"
-"               ag_put, ag_tail: an Allgather by recursive doubling, its\n"
+"  -c CALLS     sendrecv,alltoall,bcast,rdbl (default sendrecv,alltoall;\n"
+"               rdbl: recursive doubling, 2, 4, 8 or 16 ranks); with -t rc\n"
+"               and as many ranks also ag_send, ag_rndv, ag_put,\n"
+"               ag_tail: an Allgather by recursive doubling, its\n"
 "               steps eager sends, rendezvous reads, RDMA writes and a\n"
 "               flag's, or one write with its flag last (SIZE: a rank's\n"
 "               block; -H does not apply)\n"
@@ -784,8 +832,11 @@ static int parse(int argc, char **argv, xopts_t *o)
     }
     if (!o->nsizes)
         o->sizes[o->nsizes++] = 8;
-    for (c = 0; c < o->ncalls; c++)
+    for (c = 0; c < o->ncalls; c++) {
         o->ag |= o->calls[c] >= X_AG_SEND;
+        if ((o->calls[c] == X_RDBL) && (o->np & (o->np - 1)))
+            return fail_msg("rdbl needs 2, 4, 8 or 16 ranks, not %d", o->np);
+    }
     if (o->ag && !o->rc)
         return fail_msg("ag_* calls need -t rc");
     if (o->ag && (o->np & (o->np - 1)))

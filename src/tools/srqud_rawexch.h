@@ -21,13 +21,13 @@
 #define SQ_DEPTH   128
 #define SIG_EVERY  16
 #define MAX_SIZE   (64u << 10)
-#define MAX_CALLS  7
+#define MAX_CALLS  8
 #define AG_STEPS   4            /* recursive doubling's at MAX_NP ranks */
 #define AG_HDR     12           /* an ag message's call, rank, kind|step */
 #define READ_ID    0x100u       /* in a read's wr_id, beside its QP */
 
-enum { X_SENDRECV, X_ALLTOALL, X_BCAST, X_AG_SEND, X_AG_RNDV, X_AG_PUT,
-       X_AG_TAIL };
+enum { X_SENDRECV, X_ALLTOALL, X_BCAST, X_RDBL, X_AG_SEND, X_AG_RNDV,
+       X_AG_PUT, X_AG_TAIL };
 extern const char *x_names[MAX_CALLS];   /* the calls' names for -c */
 enum { AG_DATA = 1, AG_RTS, AG_FIN };   /* the kinds of an ag message */
 
@@ -72,6 +72,8 @@ typedef struct {
     int            expect_from;       /* sendrecv: rank-1; bcast: the
                                          parent (the root: np, nobody);
                                          -1: anyone */
+    unsigned       rd_steps;          /* rdbl: log2(np) */
+    uint32_t       rd_got[WIN][AG_STEPS];   /* rdbl: packets per step */
     /* ag_* calls: the result (np blocks of the running size; ag_len at the
      * largest), AG_STEPS flags after it, then ag_tail's slots [step][call's
      * parity] of tail_len (the blocks of a last step, then a flag at its
