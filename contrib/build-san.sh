@@ -8,7 +8,7 @@
 #   contrib/softroce/vm-run -- env LD_PRELOAD=build/tsan/src/uct/ib/srqud/.libs/libuct_srqud.so \
 #       build/tsan/test/gtest/srqud_vm_test --gtest_filter='share.*'
 #   contrib/softroce/vm-run -- env LD_PRELOAD=build/asan/src/uct/ib/srqud/.libs/libuct_srqud.so \
-#       build/asan/test/gtest/srqud_vm_test --gtest_filter='srqud_attack.*'
+#       build/asan/test/gtest/srqud_vm_test --gtest_filter='srqud_attack*'
 #
 # What it sees: srqud's own code and the tests', and (thread) the locks
 # UCX takes through pthread (spinlocks, mutexes); UCX itself is not

@@ -247,7 +247,7 @@ elif [ $ROUTE = b ]; then
         LD_PRELOAD=$ASAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
         ASAN_OPTIONS="$ASAN_OPTS" \
         "$ASAN/test/gtest/srqud_vm_test" --gtest_color=no \
-        --gtest_filter='srqud_attack.*:srqud_robust.*:srqud_flood.*'
+        --gtest_filter='srqud_attack*:srqud_robust.*:srqud_flood.*'
     run asan_ucp_force_close env \
         LD_PRELOAD=$ASAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
         ASAN_OPTIONS="$ASAN_OPTS" UCX_TLS=srqud,self UCX_NET_DEVICES=rxe0:1 \

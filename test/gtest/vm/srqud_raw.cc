@@ -358,6 +358,18 @@ bool deliver(raw_sender &peer, iface &receiver, const std::vector<uint8_t> &pkt,
     return false;
 }
 
+/* The log holds @a count messages, intact and in order, and no more come
+ * once a wrongly accepted packet has had the chance to show */
+void expect_only(iface &receiver, const am_log &log, unsigned count)
+{
+    for (int i = 0; i < 100000; ++i) {
+        receiver.progress();
+    }
+    EXPECT_EQ(count, log.count);
+    EXPECT_EQ(0u, log.bad);
+    EXPECT_TRUE(log.in_order());
+}
+
 void attacked::open()
 {
     ASSERT_UCS_OK(ctx.init());

@@ -149,6 +149,10 @@ bool expired(std::chrono::steady_clock::time_point since, unsigned ms);
 bool deliver(raw_sender &peer, iface &receiver, const std::vector<uint8_t> &pkt,
              const std::function<bool()> &done);
 
+/* The log holds @a count messages, intact and in order, and no more come
+ * once a wrongly accepted packet has had the chance to show */
+void expect_only(iface &receiver, const am_log &log, unsigned count);
+
 
 /*
  * The fake peer as the initiator of a connection to a real interface (the
