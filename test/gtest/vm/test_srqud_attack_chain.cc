@@ -4,7 +4,7 @@
  * Messages of several packets from a peer that does not play by the
  * protocol (the fake peer of srqud_raw.h against a real interface):
  * malformed ones are dropped, unfinished ones give way to others without
- * loss.
+ * loss, and an ack asked for within one comes with its last packet.
  */
 
 #include "srqud_raw.h"
@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -31,6 +32,24 @@ static std::vector<uint8_t> chain_piece(const fake_conn &c, uint16_t psn,
                                         (more ? UCT_SRQUD_PACKET_FLAG_MORE : 0),
                                         0, psn, data, len);
     p[offsetof(uct_srqud_neth_t, am_id)] = id;
+    return p;
+}
+
+
+/* Packet @a psn of a two-packet message of fill_seq_msg(@a seq) (208
+ * bytes), its first or its last, asking for an ack if @a ack_req */
+static std::vector<uint8_t> half_message(const fake_conn &f, uint16_t psn,
+                                         uint64_t seq, bool first,
+                                         bool ack_req)
+{
+    std::vector<uint8_t> m(8 + 200);
+    fill_seq_msg(m.data(), m.size(), seq);
+    std::vector<uint8_t> p = first ?
+            chain_piece(f, psn, am_id, true, m.data(), 100) :
+            chain_piece(f, psn, am_id, false, m.data() + 100, 108);
+    if (ack_req) {
+        p[offsetof(uct_srqud_neth_t, flags)] |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
+    }
     return p;
 }
 
@@ -53,6 +72,24 @@ protected:
     static bool received()
     {
         return true;
+    }
+
+    /* the ack psns the receiver sends @a f while progressing @a rounds
+     * times */
+    std::vector<int> acks_to(const fake_conn &f, int rounds = 200000)
+    {
+        std::vector<int> acks;
+        for (int i = 0; i < rounds; ++i) {
+            a.receiver->progress();
+            peer.drain([&](const datagram &d) {
+                uct_srqud_neth_t h;
+                if (d.neth(&h) && (h.dest_ep_id == f.ep_id) &&
+                    (h.flags & UCT_SRQUD_PACKET_FLAG_ACK)) {
+                    acks.push_back(h.ack_psn);
+                }
+            });
+        }
+        return acks;
     }
 
     env_guard  srq{"UCX_SRQUD_SRQ_SIZE", "64"};
@@ -145,35 +182,10 @@ TEST_F(srqud_attack_chain, unfinished_chains_give_way_without_loss)
     ASSERT_TRUE(c.connect());
     uint16_t psn = 1;
 
-    /* packet @a psn of a two-packet message of fill_seq_msg(@a seq), its
-     * first (asking for an ack) or its last */
+    /* the first packets ask for an ack */
     auto piece = [](const fake_conn &f, uint16_t psn, uint64_t seq,
                     bool first) {
-        std::vector<uint8_t> m(8 + 200);
-        fill_seq_msg(m.data(), m.size(), seq);
-        std::vector<uint8_t> p = first ?
-                chain_piece(f, psn, am_id, true, m.data(), 100) :
-                chain_piece(f, psn, am_id, false, m.data() + 100, 108);
-        if (first) {
-            p[offsetof(uct_srqud_neth_t, flags)] |=
-                    UCT_SRQUD_PACKET_FLAG_ACK_REQ;
-        }
-        return p;
-    };
-    /* the ack psns the receiver sends @a f while progressing a while */
-    auto acks_to = [&](const fake_conn &f) {
-        std::vector<int> acks;
-        for (int i = 0; i < 200000; ++i) {
-            receiver.progress();
-            peer.drain([&](const datagram &d) {
-                uct_srqud_neth_t h;
-                if (d.neth(&h) && (h.dest_ep_id == f.ep_id) &&
-                    (h.flags & UCT_SRQUD_PACKET_FLAG_ACK)) {
-                    acks.push_back(h.ack_psn);
-                }
-            });
-        }
-        return acks;
+        return half_message(f, psn, seq, first, first);
     };
 
     /* 40 connections each begin a message and do not end it; the first
@@ -251,4 +263,67 @@ TEST_F(srqud_attack_chain, unfinished_chains_give_way_without_loss)
                         [&] { return log.count >= 4; }))
         << stats_line(stats());
     expect_only(receiver, log, 4);
+}
+
+
+/* A receiver that holds back its acks for 5 s (ACK_DELAY; RTO_MIN above
+ * it, as the configuration requires) */
+class srqud_attack_chain_acks : public srqud_attack_chain {
+protected:
+    /* UCX_SRQUD_ACK_DELAY's, in seconds */
+    static double ack_delay()
+    {
+        return 5.0;
+    }
+
+    env_guard rto_min{"UCX_SRQUD_RTO_MIN", "10s"};
+    env_guard rto_max{"UCX_SRQUD_RTO_MAX", "10s"};
+    env_guard delay{"UCX_SRQUD_ACK_DELAY", "5s"};
+};
+
+
+/*
+ * An ack asked for on a packet of a message (the sender's window half
+ * full) cannot come before the message's last packet, since nothing of an
+ * unfinished message is acknowledged; it comes with that last packet, not
+ * ACK_DELAY later. A sender whose window waits on it would otherwise stall
+ * for ACK_DELAY on every such message.
+ */
+TEST_F(srqud_attack_chain_acks, an_ack_asked_within_a_message_comes_at_its_end)
+{
+    iface &receiver = *a.receiver;
+    fake_conn c(peer, receiver, 5, 0x5eed0f01, 9);
+    ASSERT_TRUE(c.connect());
+
+    /* a whole message, then the first packet of another asking for an ack:
+     * nothing beyond the first message is acknowledged */
+    ASSERT_TRUE(deliver(peer, receiver, half_message(c, 1, 1, true, false),
+                        received));
+    ASSERT_TRUE(deliver(peer, receiver, half_message(c, 2, 1, false, false),
+                        [&] { return log.count >= 1; }));
+    ASSERT_TRUE(deliver(peer, receiver, half_message(c, 3, 2, true, true),
+                        received));
+    for (int ack : acks_to(c)) {
+        EXPECT_GE(2, ack) << "an unfinished message acknowledged";
+    }
+
+    /* its last packet, which does not ask: the ack of both comes before
+     * ACK_DELAY has passed (the test fails only if its thread is kept off
+     * the cores for that long) */
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(deliver(peer, receiver, half_message(c, 4, 2, false, false),
+                        [&] { return log.count >= 2; }));
+    bool acked = false;
+    while (!acked &&
+           !expired(start, (unsigned)(ack_delay() * 1000) + 1000)) {
+        for (int ack : acks_to(c, 1000)) {
+            acked |= (ack == 4);
+        }
+    }
+    const double waited = std::chrono::duration<double>(
+            std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(acked) << stats_line(stats());
+    EXPECT_LT(waited, ack_delay()) << "the ack waited for ACK_DELAY";
+    EXPECT_EQ(208u, log.lengths[2]);
+    expect_only(receiver, log, 2);
 }
