@@ -55,7 +55,8 @@ def dev_ratio(np_, call, size):
     Sendrecv's"""
     kinds = (['alltoall'] if call.endswith('alltoall') else
              ['bcast', 'sendrecv'] if call.endswith('bcast') else
-             ['rdbl', 'sendrecv'] if call.endswith(('allgather', 'allreduce'))
+             ['rdbl', 'sendrecv'] if call.endswith(('allgather', 'allreduce',
+                                                    'rdbl'))
              else ['sendrecv'])
     qs = []
     if not call.endswith('pingpong'):
