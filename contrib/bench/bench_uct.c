@@ -61,11 +61,10 @@ void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev)
     char md_name[64];
     uct_md_h md;
 
-    if (colon == NULL) {
-        fprintf(stderr, "bench: device '%s' is not DEV:PORT\n", dev);
-        exit(2);
-    }
-    snprintf(md_name, sizeof(md_name), "%.*s", (int)(colon - dev), dev);
+    /* an IB device's md is named after it; another device (lo for tcp)
+     * is looked for in every md */
+    snprintf(md_name, sizeof(md_name), "%.*s",
+             (int)(colon ? (colon - dev) : 0), dev);
     ctx->tl  = tl;
     ctx->dev = dev;
     ctx->md  = NULL;
@@ -86,7 +85,7 @@ void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev)
         cattr.md_resources = mds;
         bench_check(uct_component_query(components[i], &cattr), "component");
         for (j = 0; (j < cattr.md_resource_count) && (ctx->md == NULL); ++j) {
-            if (strcmp(mds[j].md_name, md_name)) {
+            if (md_name[0] && strcmp(mds[j].md_name, md_name)) {
                 continue;
             }
             bench_check(uct_md_config_read(components[i], NULL, NULL,

@@ -33,6 +33,8 @@ typedef struct {
 /* exit(1) with a message unless UCS_OK */
 void bench_check(ucs_status_t status, const char *what);
 
+/* DEV: DEV:PORT for an IB device (its md is named after it), or any
+ * other device of TL (lo for tcp) */
 void bench_ctx_open(bench_ctx_t *ctx, const char *tl, const char *dev);
 
 /* another async context and worker on the md of @a owner: a thread's

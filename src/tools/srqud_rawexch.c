@@ -80,6 +80,7 @@
  */
 
 #include "srqud_rawexch.h"
+#include "srqud_calls_report.h"
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -689,29 +690,6 @@ static int rank_main(xrank_t *x, double *samples)
     return barrier(x);
 }
 
-static void report(const xopts_t *o, double *samples)
-{
-    size_t n = (size_t)o->np * o->iters, i;
-    double *all, sum;
-    int    c, s, k = 0, slow, over1ms;
-
-    for (c = 0; c < o->ncalls; c++) {
-        for (s = 0; s < o->nsizes; s++, k++) {
-            all = samples + (size_t)k * n;
-            qsort(all, n, sizeof(*all), cmp_double);
-            for (i = 0, sum = 0, slow = 0, over1ms = 0; i < n; i++) {
-                sum     += all[i];
-                slow    += all[i] > 10 * all[n / 2];
-                over1ms += all[i] > 1000;
-            }
-            printf("%s %zu %.2f %.2f %.2f %.2f %d %d\n",
-                   x_names[o->calls[c]], o->sizes[s], sum / n, all[n / 2],
-                   all[(size_t)(0.99 * (n - 1))], all[n - 1], slow, over1ms);
-        }
-    }
-    fflush(stdout);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -940,6 +918,7 @@ int main(int argc, char **argv)
         }
     }
     if (!failed)
-        report(&o, samples);
+        calls_report(x_names, o.calls, o.ncalls, o.sizes, o.nsizes, samples,
+                     (size_t)o.np * o.iters);
     return failed;
 }

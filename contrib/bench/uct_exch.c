@@ -1,0 +1,537 @@
+/**
+ * Copyright (c) srqud developers. See COPYING for license information.
+ *
+ * uct_exch: MPI's small-message exchanges among N processes at the UCT
+ * level, each message one active message of a transport (am_short up to
+ * its limit, am_bcopy beyond), every call timed alone:
+ *
+ *   sendrecv   each rank sends to rank+1 and receives from rank-1
+ *   rdbl       recursive doubling (2^k ranks): in step k rank r and r^2^k
+ *              swap one message (MPI's Allgather and short Allreduce)
+ *
+ * The rung between srqud_rawexch (the same exchanges over plain verbs: what
+ * the device allows) and contrib/bench/mpi_calls.c (through UCP and an MPI
+ * library): whether a UD transport's distance from the device's bound is
+ * the transport's or the layers' above it. A rank whose progress finds
+ * nothing yields the core (Open MPI's ranks do so where they exceed the
+ * cores; -Y spins). One process forks the ranks; they exchange addresses
+ * over socket pairs. Output as srqud_rawexch's, one line per call and size:
+ *
+ *   CALL SIZE avg_us p50_us p99_us max_us slow10x over1ms
+ *
+ *   uct_exch -t srqud -d rxe0:1 -N 4 -c sendrecv,rdbl -s 8,1k
+ *
+ * A message from a rank that is not the step's partner, of another length
+ * or too far ahead is an error (exit 1).
+ */
+
+#include "bench_uct.h"
+#include "../../src/tools/srqud_calls_report.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define AM_ID     5
+#define MAX_NP    16
+#define MAX_STEPS 4
+#define WIN       64        /* calls a message may run ahead */
+#define MAX_SIZE  8192
+
+enum { C_SENDRECV, C_RDBL, C_COUNT };
+static const char *c_names[C_COUNT] = {"sendrecv", "rdbl"};
+
+typedef struct {
+    const char *tl, *dev;
+    int        np, yield, calls[C_COUNT], ncalls, nsizes;
+    size_t     sizes[8];
+    unsigned   iters, warmup, timeout;
+} opts_t;
+
+typedef struct {
+    const opts_t  *o;
+    int           rank, sock[MAX_NP];
+    bench_ctx_t   ctx;
+    bench_iface_t ifc;
+    uct_ep_h      ep[MAX_NP];
+    unsigned      steps;
+    uint64_t      call;
+    size_t        size;
+    int           failed;
+    uint32_t      got[WIN][MAX_STEPS];
+    uint8_t       buf[MAX_SIZE];
+} rank_t;
+
+/* A message's first 8 bytes: its call (low 32 bits), sender, step */
+static uint64_t hdr_make(uint64_t call, int rank, unsigned step)
+{
+    return (uint32_t)call | ((uint64_t)rank << 32) | ((uint64_t)step << 48);
+}
+
+
+static int full_io(int fd, void *p, size_t len, int out)
+{
+    ssize_t n;
+
+    while (len > 0) {
+        n = out ? write(fd, p, len) : read(fd, p, len);
+        if ((n < 0) && (errno == EINTR)) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        p    = (uint8_t*)p + n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+
+/* Rank @a p keeps its ends of the socket pairs in r->sock and closes the
+ * others (p < 0: all), so that a rank that dies is an end of file to the
+ * others' next exchange */
+static void mesh_keep(int (*sv)[MAX_NP][2], int np, int p, rank_t *r)
+{
+    int a, b;
+
+    for (a = 0; a < np; ++a) {
+        for (b = a + 1; b < np; ++b) {
+            if ((a == p) || (b == p)) {
+                r->sock[(a == p) ? b : a] = sv[a][b][(a == p) ? 0 : 1];
+                continue;
+            }
+            close(sv[a][b][0]);
+            close(sv[a][b][1]);
+        }
+    }
+}
+
+
+static void exchange_out(rank_t *r, const void *out, size_t len)
+{
+    int p;
+
+    for (p = 0; p < r->o->np; ++p) {
+        if ((p != r->rank) && full_io(r->sock[p], (void*)out, len, 1)) {
+            fprintf(stderr, "uct_exch rank %d: write to %d failed\n",
+                    r->rank, p);
+            exit(1);
+        }
+    }
+}
+
+
+/* Sends @a out to every peer and reads theirs into @a in[peer] */
+static void exchange(rank_t *r, const void *out, void *in, size_t len)
+{
+    int p;
+
+    exchange_out(r, out, len);
+    for (p = 0; p < r->o->np; ++p) {
+        if ((p != r->rank) &&
+            full_io(r->sock[p], (uint8_t*)in + p * len, len, 0)) {
+            fprintf(stderr, "uct_exch rank %d: read from %d failed\n",
+                    r->rank, p);
+            exit(1);
+        }
+    }
+}
+
+
+
+
+static ucs_status_t am_handler(void *arg, void *data, size_t length,
+                               unsigned flags)
+{
+    rank_t   *r = arg;
+    uint64_t h;
+    uint32_t call, from, step;
+
+    memcpy(&h, data, sizeof(h));
+    call = (uint32_t)h;
+    from = (uint32_t)(h >> 32) & 0xffff;
+    step = (uint32_t)(h >> 48);
+    if ((length != r->size) || (call - (uint32_t)r->call >= WIN) ||
+        (step >= MAX_STEPS) || (from >= (uint32_t)r->o->np)) {
+        fprintf(stderr, "uct_exch rank %d: call %lu: %zu bytes of call %u "
+                "step %u from %u\n", r->rank, (unsigned long)r->call, length,
+                call, step, from);
+        r->failed = 1;
+        return UCS_OK;
+    }
+    r->got[call % WIN][step]++;
+    return UCS_OK;
+}
+
+
+static size_t pack_cb(void *dest, void *arg)
+{
+    rank_t *r = arg;
+
+    memcpy(dest, r->buf, r->size);
+    return r->size;
+}
+
+
+static void progress(rank_t *r)
+{
+    if (!uct_worker_progress(r->ctx.worker) && r->o->yield) {
+        sched_yield();
+    }
+    if (r->failed) {
+        exit(1);
+    }
+}
+
+
+/* Every rank here, each progressing while it waits: a peer may need our
+ * acknowledgements (or a send of ours still queued) to get here */
+static void barrier(rank_t *r)
+{
+    uint8_t b = 0, in[MAX_NP];
+    int     p, left = r->o->np - 1;
+    ssize_t n;
+
+    exchange_out(r, &b, 1);
+    memset(in, 0, sizeof(in));
+    while (left > 0) {
+        for (p = 0; p < r->o->np; ++p) {
+            if ((p == r->rank) || in[p]) {
+                continue;
+            }
+            n = recv(r->sock[p], &b, 1, MSG_DONTWAIT);
+            if (n == 1) {
+                in[p] = 1;
+                --left;
+            } else if ((n == 0) || ((errno != EAGAIN) && (errno != EINTR))) {
+                fprintf(stderr, "uct_exch rank %d: rank %d is gone\n",
+                        r->rank, p);
+                exit(1);
+            }
+        }
+        progress(r);
+    }
+}
+
+
+/* One message of the running size to @a peer, step @a step */
+static void send_to(rank_t *r, int peer, unsigned step)
+{
+    uint64_t     h = hdr_make(r->call, r->rank, step);
+    ucs_status_t status;
+    ssize_t      len;
+
+    memcpy(r->buf, &h, sizeof(h));
+    for (;;) {
+        if (r->size <= r->ifc.attr.cap.am.max_short) {
+            status = uct_ep_am_short(r->ep[peer], AM_ID, h, r->buf + sizeof(h),
+                                     (unsigned)(r->size - sizeof(h)));
+        } else {
+            len    = uct_ep_am_bcopy(r->ep[peer], AM_ID, pack_cb, r, 0);
+            status = (len < 0) ? (ucs_status_t)len : UCS_OK;
+        }
+        if (status != UCS_ERR_NO_RESOURCE) {
+            break;
+        }
+        progress(r);
+    }
+    bench_check(status, "am send");
+}
+
+
+static void await_step(rank_t *r, unsigned step)
+{
+    uint32_t *got = &r->got[r->call % WIN][step];
+
+    while (*got == 0) {
+        progress(r);
+    }
+    --*got;
+}
+
+
+static void one_call(rank_t *r, int call)
+{
+    int      np = r->o->np;
+    unsigned k;
+
+    if (call == C_SENDRECV) {
+        send_to(r, (r->rank + 1) % np, 0);
+        await_step(r, 0);
+    } else {
+        for (k = 0; k < r->steps; ++k) {
+            send_to(r, r->rank ^ (1 << k), k);
+            await_step(r, k);
+        }
+    }
+    ++r->call;
+}
+
+
+/* An ep to every peer: to its ep, or to its interface */
+static void connect_all(rank_t *r)
+{
+    const uct_iface_attr_t *a    = &r->ifc.attr;
+    size_t                 dlen  = a->device_addr_len;
+    size_t                 ilen  = a->iface_addr_len, elen = a->ep_addr_len;
+    /* to an ep where the transport can, as UCP connects ud_verbs and
+     * rc_verbs (ud_verbs' eps made to each other's interfaces at once
+     * time out in their handshake); srqud and tcp to the interface */
+    int                    to_if = !(a->cap.flags &
+                                     UCT_IFACE_FLAG_CONNECT_TO_EP);
+    uint8_t                *dev  = calloc(MAX_NP, dlen + 1);
+    uint8_t                *ifa  = calloc(MAX_NP, ilen + 1);
+    uint8_t                *epa  = calloc((size_t)MAX_NP * MAX_NP, elen + 1);
+    uint8_t                *mine = calloc(MAX_NP, elen + 1);
+    uct_ep_params_t        ep_params;
+    int                    p;
+
+    exchange(r, r->ifc.dev_addr, dev, dlen);
+    exchange(r, r->ifc.iface_addr, ifa, ilen);
+    for (p = 0; p < r->o->np; ++p) {
+        if (p == r->rank) {
+            continue;
+        }
+        memset(&ep_params, 0, sizeof(ep_params));
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+        ep_params.iface      = r->ifc.iface;
+        if (to_if) {
+            ep_params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR |
+                                    UCT_EP_PARAM_FIELD_IFACE_ADDR;
+            ep_params.dev_addr    = (uct_device_addr_t*)(dev + p * dlen);
+            ep_params.iface_addr  = (uct_iface_addr_t*)(ifa + p * ilen);
+        }
+        bench_check(uct_ep_create(&ep_params, &r->ep[p]), "ep create");
+        if (!to_if) {
+            bench_check(uct_ep_get_address(r->ep[p],
+                                           (uct_ep_addr_t*)(mine + p * elen)),
+                        "ep address");
+        }
+    }
+    if (!to_if) {
+        /* every rank's ep addresses, [rank][peer] */
+        exchange(r, mine, epa, (size_t)MAX_NP * elen);
+        for (p = 0; p < r->o->np; ++p) {
+            if (p != r->rank) {
+                bench_check(uct_ep_connect_to_ep(r->ep[p],
+                        (uct_device_addr_t*)(dev + p * dlen),
+                        (uct_ep_addr_t*)(epa + ((size_t)p * MAX_NP + r->rank) *
+                                                elen)), "ep connect");
+            }
+        }
+    }
+    free(dev);
+    free(ifa);
+    free(epa);
+    free(mine);
+}
+
+
+static void rank_main(rank_t *r, double *samples)
+{
+    const opts_t *o = r->o;
+    unsigned     i, k = 0;
+    int          c, s, p;
+    double       t0;
+
+    bench_ctx_open(&r->ctx, o->tl, o->dev);
+    bench_iface_open(&r->ctx, &r->ifc);
+    bench_check(uct_iface_set_am_handler(r->ifc.iface, AM_ID, am_handler, r,
+                                         0), "am handler");
+    for (r->steps = 0; (1 << r->steps) < o->np; ++r->steps);
+    connect_all(r);
+    barrier(r);   /* every ep connected before the first send */
+    for (c = 0; c < o->ncalls; ++c) {
+        for (s = 0; s < o->nsizes; ++s, ++k) {
+            r->size = o->sizes[s];
+            /* no message of the last size may meet this one's */
+            barrier(r);
+            for (i = 0; i < o->warmup; ++i) {
+                one_call(r, o->calls[c]);
+            }
+            barrier(r);
+            for (i = 0; i < o->iters; ++i) {
+                t0 = bench_now_ms();
+                one_call(r, o->calls[c]);
+                samples[((size_t)k * o->np + r->rank) * o->iters + i] =
+                        (bench_now_ms() - t0) * 1e3;
+            }
+        }
+    }
+    /* what we sent has landed before a peer's ep goes */
+    for (p = 0; p < o->np; ++p) {
+        while ((p != r->rank) &&
+               (uct_ep_flush(r->ep[p], 0, NULL) == UCS_INPROGRESS)) {
+            progress(r);
+        }
+    }
+    barrier(r);
+}
+
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: uct_exch [options]\n"
+"  -t TL        transport (default srqud)\n"
+"  -d DEV:PORT  device (default rxe0:1)\n"
+"  -N NP        ranks, 2 to %d (default 4)\n"
+"  -c CALLS     sendrecv,rdbl (default both; rdbl: 2, 4, 8 or 16 ranks)\n"
+"  -s SIZES     bytes per message, comma-separated, k suffix, 8 to %d\n"
+"               (default 8)\n"
+"  -n ITERS     timed calls per call and size (default 1000)\n"
+"  -w WARMUP    untimed calls first (default 200)\n"
+"  -Y           spin when progress finds nothing instead of yielding\n"
+"  -T SECONDS   every rank dies after this (default 600)\n",
+            MAX_NP, MAX_SIZE);
+}
+
+
+static int parse_list(char *arg, opts_t *o, int sizes)
+{
+    char          *tok, *save = NULL, *end;
+    unsigned long v;
+    int           i;
+
+    for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!sizes) {
+            for (i = 0; (i < C_COUNT) && strcmp(tok, c_names[i]); ++i);
+            if ((i == C_COUNT) || (o->ncalls == C_COUNT)) {
+                return -1;
+            }
+            o->calls[o->ncalls++] = i;
+            continue;
+        }
+        v = strtoul(tok, &end, 10);
+        if ((*end == 'k') || (*end == 'K')) {
+            v *= 1024;
+            ++end;
+        }
+        if (*end || (v < 8) || (v > MAX_SIZE) || (o->nsizes == 8)) {
+            return -1;
+        }
+        o->sizes[o->nsizes++] = v;
+    }
+    return 0;
+}
+
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    int c;
+
+    *o = (opts_t){.tl = "srqud", .dev = "rxe0:1", .np = 4, .yield = 1,
+                  .iters = 1000, .warmup = 200, .timeout = 600};
+    while ((c = getopt(argc, argv, "t:d:N:c:s:n:w:T:Yh")) != -1) {
+        switch (c) {
+        case 't': o->tl = optarg; break;
+        case 'd': o->dev = optarg; break;
+        case 'N': o->np = atoi(optarg); break;
+        case 'n': o->iters = (unsigned)atoi(optarg); break;
+        case 'w': o->warmup = (unsigned)atoi(optarg); break;
+        case 'T': o->timeout = (unsigned)atoi(optarg); break;
+        case 'Y': o->yield = 0; break;
+        case 'c':
+        case 's':
+            if (parse_list(optarg, o, c == 's')) {
+                fprintf(stderr, "uct_exch: bad -%c '%s'\n", c, optarg);
+                return -1;
+            }
+            break;
+        case 'h': usage(stdout); exit(0);
+        default:  usage(stderr); return -1;
+        }
+    }
+    if ((o->np < 2) || (o->np > MAX_NP) || (o->iters < 1) || !o->timeout) {
+        fprintf(stderr, "uct_exch: need 2 to %d ranks, 1 call or more and "
+                "a timeout\n", MAX_NP);
+        return -1;
+    }
+    if (!o->ncalls) {
+        o->calls[0] = C_SENDRECV, o->calls[1] = C_RDBL, o->ncalls = 2;
+    }
+    if (!o->nsizes) {
+        o->sizes[o->nsizes++] = 8;
+    }
+    for (c = 0; c < o->ncalls; ++c) {
+        if ((o->calls[c] == C_RDBL) && (o->np & (o->np - 1))) {
+            fprintf(stderr, "uct_exch: rdbl needs 2, 4, 8 or 16 ranks\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+
+int main(int argc, char **argv)
+{
+    static rank_t r;
+    opts_t        o;
+    int           sv[MAX_NP][MAX_NP][2], p, q, status, failed = 0;
+    pid_t         pid[MAX_NP];
+    double        *samples;
+    size_t        n;
+
+    if (parse(argc, argv, &o)) {
+        return 2;
+    }
+    n       = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
+    samples = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+    if (samples == MAP_FAILED) {
+        perror("uct_exch: mmap");
+        return 1;
+    }
+    for (p = 0; p < o.np; ++p) {
+        for (q = p + 1; q < o.np; ++q) {
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[p][q])) {
+                perror("uct_exch: socketpair");
+                return 1;
+            }
+        }
+    }
+    fflush(NULL);
+    for (p = 0; p < o.np; ++p) {
+        if ((pid[p] = fork()) < 0) {
+            perror("uct_exch: fork");
+            return 1;   /* the ranks forked die with us (PDEATHSIG) */
+        }
+        if (pid[p] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            alarm(o.timeout);   /* a rank waiting for a dead one: killed */
+            r.o    = &o;
+            r.rank = p;
+            mesh_keep(sv, o.np, p, &r);
+            rank_main(&r, samples);
+            _exit(0);
+        }
+    }
+    mesh_keep(sv, o.np, -1, &r);
+    for (p = 0; p < o.np; ++p) {
+        while (waitpid(pid[p], &status, 0) < 0) {
+            if (errno != EINTR) {
+                perror("uct_exch: waitpid");
+                return 1;
+            }
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+            fprintf(stderr, "uct_exch: rank %d failed (status %d)\n", p,
+                    status);
+            failed = 1;
+        }
+    }
+    if (!failed) {
+        calls_report(c_names, o.calls, o.ncalls, o.sizes, o.nsizes, samples,
+                     (size_t)o.np * o.iters);
+    }
+    return failed;
+}
