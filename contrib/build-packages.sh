@@ -3,8 +3,8 @@
 # The release tarball and the packages of srqud, built against the
 # system's UCX (Debian 12: libucx-dev 1.13.1-1):
 #
-#   contrib/build-packages.sh [--install] [--remove] [--rpm] [--no-deb]
-#                             [--device-check]
+#   contrib/build-packages.sh [--install] [--remove] [--rpm [--rpm-nocheck]]
+#                             [--no-deb] [--device-check]
 #
 #   (default)  the tarballs, then the Debian source package and the .debs
 #              (dpkg-buildpackage, the unit tests included unless
@@ -20,6 +20,9 @@
 #   --rpm      also the RPMs, with rpmbuild from the same two tarballs and
 #              contrib/srqud.spec (--nodeps on a machine whose build
 #              dependencies are Debian packages)
+#   --rpm-nocheck  the RPMs without their %check (rpmbuild --without
+#              check): the same make check as the Debian build's, which
+#              CI runs once (--full runs both)
 #   --no-deb   no Debian packages (with --rpm: only the RPMs; with
 #              --install: install the .debs of the last build)
 #   --device-check
@@ -54,16 +57,17 @@ PKG=$SRQUD_BUILD/packages
 . "$ROOT/contrib/ucx-versions.sh"
 
 DEBS=(ucx-srqud libsucg0 libsucg-dev)
-DO_DEB=1 DO_INSTALL=0 DO_REMOVE=0 DO_RPM=0 DO_DEVICE=0
+DO_DEB=1 DO_INSTALL=0 DO_REMOVE=0 DO_RPM=0 DO_DEVICE=0 RPM_OPTS=()
 while [ $# -gt 0 ]; do
     case $1 in
     --install)      DO_INSTALL=1 ;;
     --remove)       DO_REMOVE=1 ;;
     --rpm)          DO_RPM=1 ;;
+    --rpm-nocheck)  RPM_OPTS=(--without check) ;;
     --no-deb)       DO_DEB=0 ;;
     --device-check) DO_DEVICE=1 ;;
     -h|--help)      sed -n '3,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *)              echo "usage: $0 [--install] [--remove] [--rpm] [--no-deb] [--device-check]" >&2
+    *)              echo "usage: $0 [--install] [--remove] [--rpm [--rpm-nocheck]] [--no-deb] [--device-check]" >&2
                     exit 2 ;;
     esac
     shift
@@ -406,9 +410,9 @@ build_rpms() {
     mkdir -p "$top"/{SOURCES,SPECS,BUILD,RPMS,SRPMS}
     cp "$DIST_TARBALL" "$UCX_TARBALL" "$top/SOURCES/"
     cp "$ROOT/contrib/srqud.spec" "$top/SPECS/"
-    log "rpmbuild -ba srqud $VERSION (about 2.5 min on 2 cores; --nodeps: the build dependencies are Debian packages here)"
+    log "rpmbuild -ba ${RPM_OPTS[*]} srqud $VERSION (about 3 min on 2 cores, 1 min without check; --nodeps: the build dependencies are Debian packages here)"
     t0=$SECONDS
-    run_long rpmbuild "$top/build.log" rpmbuild -ba --nodeps --define "_topdir $top" \
+    run_long rpmbuild "$top/build.log" rpmbuild -ba --nodeps "${RPM_OPTS[@]}" --define "_topdir $top" \
         --define "ucx_version $UCX_UP" "$top/SPECS/srqud.spec" || die "rpmbuild failed"
     RPM_BUILD_TIME=$(elapsed $t0)
     log "RPMs of srqud $VERSION (built in $RPM_BUILD_TIME):"

@@ -51,7 +51,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . "$ROOT/contrib/lib/common.sh"
 . "$ROOT/contrib/ucx-versions.sh"
 
@@ -107,9 +107,32 @@ elapsed() {         # minutes:seconds since the start, for the CI time budget
     printf '%d:%02d' $((t / 60)) $((t % 60))
 }
 
+# SRQUD_TIME_BUDGET (seconds; .ci/run sets it below CI's limit): past it
+# no part starts, each VM boot's timeout is cut to what is left, and the
+# run ends with a failure naming the budget, so that a slow machine gets a
+# report instead of being killed without one
+BUDGET=${SRQUD_TIME_BUDGET:-0}
+budget_left() {     # seconds left of the budget (a large number without one)
+    if [ "$BUDGET" -gt 0 ]; then
+        echo $((BUDGET - ($(date +%s) - T0)))
+    else
+        echo 999999
+    fi
+}
+machine_load
+starting() {        # starting NAME: its line, with the time and the load
+    machine_load
+    echo "== $1 (at $(elapsed); $MACHINE_LOAD since the last part)"
+    if [ "$(budget_left)" -le 60 ]; then
+        echo "RESULT time_budget FAIL (SRQUD_TIME_BUDGET=$BUDGET s, at $(elapsed) too little left to start $1; it and what follows not run)"
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("time_budget")
+        finish
+    fi
+}
+
 step() {            # step NAME CMD... : one result for the whole command
     local name=$1 rc=0; shift
-    echo "== $name (at $(elapsed))"
+    starting "$name"
     "$@" || rc=$?
     case $rc in
     0)  result "$name" PASS
@@ -144,19 +167,29 @@ finish() {
 
 # Device tests in the VM: one boot per route
 run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
-    local out
-    echo "== vm-run $* (at $(elapsed))"
+    local out args=() left
+    starting "vm-run $*"
+    # a timeout no longer than the budget's rest, a minute kept to report
+    left=$(( $(budget_left) - 60 ))
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --timeout ] && [ "$2" -gt "$left" ]; then
+            echo "== vm-run: --timeout $2 cut to $left s (SRQUD_TIME_BUDGET)"
+            args+=(--timeout "$left"); shift 2
+        else
+            args+=("$1"); shift
+        fi
+    done
     out=$(mktemp)
-    "$ROOT/contrib/softroce/vm-run" "$@" 2>&1 | tee "$out"
+    "$ROOT/contrib/softroce/vm-run" "${args[@]}" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
     count_results < "$out"
     if ! grep -q "^RESULT " "$out"; then
         # the VM did not run the tests at all: that is a failure
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$*")
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run ${args[*]}")
     elif [ "$rc" != 0 ] && ! grep -q "^RESULT [^ ]* FAIL" "$out"; then
         # it stopped part way (a timeout, the VM killed): the checks after
         # it never ran
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run$* (exit $rc)")
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run ${args[*]} (exit $rc)")
     fi
     rm -f "$out"
     return $rc
@@ -172,7 +205,7 @@ counted() {
         expect=$2
         shift 2
     fi
-    echo "== $name (at $(elapsed))"
+    starting "$name"
     out=$(mktemp)
     "$@" | tee "$out"
     count_results < "$out"
@@ -364,7 +397,9 @@ run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 # Debian's UCX), then removed: while libsucg0 is installed every Open MPI
 # job of the machine finds coll/sucg, so this comes after the MPI tests
 echo "== packages"
-if step packages_build "$ROOT/contrib/build-packages.sh" --rpm; then
+# CI builds the RPMs without their %check, the Debian build's make check
+rpm_check=--rpm-nocheck; [ $FULL = 1 ] && rpm_check=
+if step packages_build "$ROOT/contrib/build-packages.sh" --rpm $rpm_check; then
     counted packages_install "$ROOT/contrib/build-packages.sh" --no-deb --install
     run_vm --stock --timeout 900 -- "$ROOT/contrib/build-packages.sh" --device-check
     counted packages_remove "$ROOT/contrib/build-packages.sh" --remove

@@ -186,6 +186,7 @@ static int setup(xrank_t *x)
     x->hdr      = o->rc ? 0 : GRH_LEN;
     x->stride   = (pkt + 63) & ~(size_t)63;
     x->slot_len = x->hdr + pkt;
+    for (x->steps = 0; (1 << x->steps) < o->np; x->steps++);
     /* a sendrecv message runs at most np calls ahead, an alltoall one 1,
      * a bcast one FC_WIN; each of their packets takes a slot, and a
      * bcast's credits from two children one each */
@@ -322,8 +323,8 @@ static int on_rdbl_recv(xrank_t *x, const uint32_t *hdr)
     uint32_t d = hdr[1] ^ (uint32_t)x->rank;
     unsigned k;
 
-    for (k = 0; (k < x->rd_steps) && (d != (1u << k)); k++);
-    if (k == x->rd_steps)
+    for (k = 0; (k < x->steps) && (d != (1u << k)); k++);
+    if (k == x->steps)
         return fail_msg("call %u: a message from rank %u, no partner",
                         hdr[0], hdr[1]);
     x->rd_got[hdr[0] % WIN][k]++;
@@ -584,7 +585,7 @@ static int one_rdbl(xrank_t *x)
     unsigned k;
 
     x->expect_from = -1;   /* on_rdbl_recv checks the sender */
-    for (k = 0; k < x->rd_steps; k++) {
+    for (k = 0; k < x->steps; k++) {
         if (send_msg(x, x->rank ^ (1 << k)))
             return -1;
         while (got[k] < x->npkt) {
@@ -658,7 +659,6 @@ static int rank_main(xrank_t *x, double *samples)
 
     if (setup(x))
         return -1;
-    for (x->rd_steps = 0; (1 << x->rd_steps) < o->np; x->rd_steps++);
     for (c = 0; c < o->ncalls; c++) {
         x->cur = o->calls[c];
         for (s = 0; s < o->nsizes; s++, k++) {

@@ -72,7 +72,8 @@ typedef struct {
     int            expect_from;       /* sendrecv: rank-1; bcast: the
                                          parent (the root: np, nobody);
                                          -1: anyone */
-    unsigned       rd_steps;          /* rdbl: log2(np) */
+    unsigned       steps;             /* rdbl's and ag_*'s: log2(np),
+                                         rounded up */
     uint32_t       rd_got[WIN][AG_STEPS];   /* rdbl: packets per step */
     /* ag_* calls: the result (np blocks of the running size; ag_len at the
      * largest), AG_STEPS flags after it, then ag_tail's slots [step][call's
@@ -82,7 +83,6 @@ typedef struct {
      * window */
     size_t         size;
     int            cur;               /* the running call's kind */
-    unsigned       ag_steps;
     struct ibv_mr  *agmr;
     uint8_t        *ag;
     size_t         ag_len, tail_off, tail_len, tail_max;

@@ -36,7 +36,6 @@ int ag_open(xrank_t *x)
     const xopts_t *o = x->o;
     size_t        len;
 
-    for (x->ag_steps = 0; (1 << x->ag_steps) < o->np; x->ag_steps++);
     x->ag_len   = (o->np * max_size(o) + 63) & ~(size_t)63;
     x->tail_off = x->ag_len + 64;   /* after AG_STEPS flags */
     x->tail_max = (o->np / 2 * max_size(o) + 7) & ~(size_t)7;
@@ -95,7 +94,7 @@ int on_ag_recv(xrank_t *x, const struct ibv_wc *wc)
     kind = h[2] >> 8;
     step = h[2] & 0xff;
     w    = h[0] % WIN;
-    if ((step >= x->ag_steps) || (kind < AG_DATA) || (kind > AG_FIN) ||
+    if ((step >= x->steps) || (kind < AG_DATA) || (kind > AG_FIN) ||
         (h[1] != (uint32_t)(x->rank ^ (1 << step))) ||
         (h[0] - (uint32_t)x->call >= WIN))
         return fail_msg("call %" PRIu64 ": a message of kind %u, call %u, "
@@ -294,7 +293,7 @@ int one_ag(xrank_t *x, int call)
     size_t   len, mine, theirs;
     int      rc;
 
-    for (k = 0; k < x->ag_steps; k++) {
+    for (k = 0; k < x->steps; k++) {
         peer   = x->rank ^ (1 << k);
         len    = x->size << k;
         mine   = (size_t)((x->rank >> k) << k) * x->size;
