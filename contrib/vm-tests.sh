@@ -139,7 +139,9 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
         run ${name}_srqud_vm_test env $envs UCX_LOG_LEVEL=error \
             "$SRQUD_BUILD/obj/test/gtest/srqud_vm_test" \
             --gtest_color=no --gtest_filter="$FAULT_TESTS"
-        run ${name}_ucp_tag_bw "$PAIR" $envs UCX_LOG_LEVEL=error UCX_TLS=srqud,self -- \
+        # at diag level: an ep that times out logs its window (a stall's
+        # state in the log of a failure)
+        run ${name}_ucp_tag_bw "$PAIR" $envs UCX_LOG_LEVEL=diag UCX_TLS=srqud,self -- \
             -t tag_bw -n 200 -s 65536
     done
     # The SRQ watermark measured on the device (Fig. 6 of Sur et al.)
