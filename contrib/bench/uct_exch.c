@@ -27,21 +27,19 @@
 
 #include "bench_uct.h"
 #include "../../src/tools/srqud_calls_report.h"
+#include "../../src/tools/srqud_ranks.h"
 
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define AM_ID     5
-#define MAX_NP    16
+#define MAX_NP    RANKS_MAX
 #define MAX_STEPS 4
 #define WIN       64        /* calls a message may run ahead */
 #define MAX_SIZE  8192
@@ -58,7 +56,8 @@ typedef struct {
 
 typedef struct {
     const opts_t  *o;
-    int           rank, sock[MAX_NP];
+    int           rank;
+    const int     *sock;    /* sock[peer]: its end of the mesh */
     bench_ctx_t   ctx;
     bench_iface_t ifc;
     uct_ep_h      ep[MAX_NP];
@@ -93,26 +92,6 @@ static int full_io(int fd, void *p, size_t len, int out)
         len -= (size_t)n;
     }
     return 0;
-}
-
-
-/* Rank @a p keeps its ends of the socket pairs in r->sock and closes the
- * others (p < 0: all), so that a rank that dies is an end of file to the
- * others' next exchange */
-static void mesh_keep(int (*sv)[MAX_NP][2], int np, int p, rank_t *r)
-{
-    int a, b;
-
-    for (a = 0; a < np; ++a) {
-        for (b = a + 1; b < np; ++b) {
-            if ((a == p) || (b == p)) {
-                r->sock[(a == p) ? b : a] = sv[a][b][(a == p) ? 0 : 1];
-                continue;
-            }
-            close(sv[a][b][0]);
-            close(sv[a][b][1]);
-        }
-    }
 }
 
 
@@ -396,38 +375,10 @@ static void usage(FILE *f)
 }
 
 
-static int parse_list(char *arg, opts_t *o, int sizes)
-{
-    char          *tok, *save = NULL, *end;
-    unsigned long v;
-    int           i;
-
-    for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!sizes) {
-            for (i = 0; (i < C_COUNT) && strcmp(tok, c_names[i]); ++i);
-            if ((i == C_COUNT) || (o->ncalls == C_COUNT)) {
-                return -1;
-            }
-            o->calls[o->ncalls++] = i;
-            continue;
-        }
-        v = strtoul(tok, &end, 10);
-        if ((*end == 'k') || (*end == 'K')) {
-            v *= 1024;
-            ++end;
-        }
-        if (*end || (v < 8) || (v > MAX_SIZE) || (o->nsizes == 8)) {
-            return -1;
-        }
-        o->sizes[o->nsizes++] = v;
-    }
-    return 0;
-}
-
-
 static int parse(int argc, char **argv, opts_t *o)
 {
-    int c;
+    const char *bad;
+    int        c;
 
     *o = (opts_t){.tl = "srqud", .dev = "rxe0:1", .np = 4, .yield = 1,
                   .iters = 1000, .warmup = 200, .timeout = 600};
@@ -441,9 +392,16 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'T': o->timeout = (unsigned)atoi(optarg); break;
         case 'Y': o->yield = 0; break;
         case 'c':
+            if ((bad = ranks_parse_calls(optarg, c_names, C_COUNT, o->calls,
+                                         &o->ncalls, C_COUNT)) != NULL) {
+                fprintf(stderr, "uct_exch: bad call '%s' in -c\n", bad);
+                return -1;
+            }
+            break;
         case 's':
-            if (parse_list(optarg, o, c == 's')) {
-                fprintf(stderr, "uct_exch: bad -%c '%s'\n", c, optarg);
+            if ((bad = ranks_parse_sizes(optarg, 8, MAX_SIZE, o->sizes,
+                                         &o->nsizes, 8)) != NULL) {
+                fprintf(stderr, "uct_exch: bad size '%s' in -s\n", bad);
                 return -1;
             }
             break;
@@ -472,66 +430,47 @@ static int parse(int argc, char **argv, opts_t *o)
 }
 
 
+typedef struct {
+    const opts_t *o;
+    double       *samples;
+} run_args_t;
+
+static int run_rank(int p, const int *sock, void *arg)
+{
+    const run_args_t *a = arg;
+    static rank_t    r;
+
+    alarm(a->o->timeout);   /* a rank waiting for a dead one: killed */
+    r.o    = a->o;
+    r.rank = p;
+    r.sock = sock;
+    rank_main(&r, a->samples);
+    return 0;
+}
+
+
 int main(int argc, char **argv)
 {
-    static rank_t r;
-    opts_t        o;
-    int           sv[MAX_NP][MAX_NP][2], p, q, status, failed = 0;
-    pid_t         pid[MAX_NP];
-    double        *samples;
-    size_t        n;
+    opts_t     o;
+    run_args_t a;
+    size_t     n;
+    int        failed;
 
     if (parse(argc, argv, &o)) {
         return 2;
     }
-    n       = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
-    samples = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
-    if (samples == MAP_FAILED) {
+    n         = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
+    a.o       = &o;
+    a.samples = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (a.samples == MAP_FAILED) {
         perror("uct_exch: mmap");
         return 1;
     }
-    for (p = 0; p < o.np; ++p) {
-        for (q = p + 1; q < o.np; ++q) {
-            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[p][q])) {
-                perror("uct_exch: socketpair");
-                return 1;
-            }
-        }
-    }
-    fflush(NULL);
-    for (p = 0; p < o.np; ++p) {
-        if ((pid[p] = fork()) < 0) {
-            perror("uct_exch: fork");
-            return 1;   /* the ranks forked die with us (PDEATHSIG) */
-        }
-        if (pid[p] == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
-            alarm(o.timeout);   /* a rank waiting for a dead one: killed */
-            r.o    = &o;
-            r.rank = p;
-            mesh_keep(sv, o.np, p, &r);
-            rank_main(&r, samples);
-            _exit(0);
-        }
-    }
-    mesh_keep(sv, o.np, -1, &r);
-    for (p = 0; p < o.np; ++p) {
-        while (waitpid(pid[p], &status, 0) < 0) {
-            if (errno != EINTR) {
-                perror("uct_exch: waitpid");
-                return 1;
-            }
-        }
-        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-            fprintf(stderr, "uct_exch: rank %d failed (status %d)\n", p,
-                    status);
-            failed = 1;
-        }
-    }
+    failed = ranks_run("uct_exch", o.np, o.timeout, run_rank, &a);
     if (!failed) {
-        calls_report(c_names, o.calls, o.ncalls, o.sizes, o.nsizes, samples,
-                     (size_t)o.np * o.iters);
+        calls_report(c_names, o.calls, o.ncalls, o.sizes, o.nsizes,
+                     a.samples, (size_t)o.np * o.iters);
     }
-    return failed;
+    return failed ? 1 : 0;
 }

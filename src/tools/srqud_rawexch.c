@@ -721,27 +721,6 @@ static void usage(FILE *f)
             MAX_NP, MAX_NP);
 }
 
-static int parse_list(char *s, xopts_t *o, int sizes)
-{
-    char     *tok, *save = NULL;
-    uint64_t v;
-    int      i;
-
-    for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!sizes) {
-            for (i = 0; (i < MAX_CALLS) && strcmp(tok, x_names[i]); i++);
-            if ((i == MAX_CALLS) || (o->ncalls == MAX_CALLS))
-                return fail_msg("bad call '%s' in -c", tok);
-            o->calls[o->ncalls++] = i;
-            continue;
-        }
-        if (parse_num(tok, 8, MAX_SIZE, &v) || (o->nsizes == 8))
-            return fail_msg("bad size '%s' in -s", tok);
-        o->sizes[o->nsizes++] = v;
-    }
-    return 0;
-}
-
 /* A number option within [min, max] */
 static int parse_opt_num(int c, uint64_t min, uint64_t max, uint64_t *v)
 {
@@ -751,8 +730,9 @@ static int parse_opt_num(int c, uint64_t min, uint64_t max, uint64_t *v)
 
 static int parse(int argc, char **argv, xopts_t *o)
 {
-    uint64_t v;
-    int      c, rc = 0;
+    const char *bad;
+    uint64_t   v;
+    int        c, rc = 0;
 
     *o = (xopts_t){.np = 4, .msg_pkts = 1, .iters = 1000, .warmup = 200,
                    .yield = 1, .timeout = 300, .dev = "rxe0", .port = 1,
@@ -790,8 +770,14 @@ static int parse(int argc, char **argv, xopts_t *o)
             o->msg_pkts = (unsigned)v;
             break;
         case 'c':
+            if ((bad = ranks_parse_calls(optarg, x_names, MAX_CALLS,
+                                         o->calls, &o->ncalls, MAX_CALLS)))
+                return fail_msg("bad call '%s' in -c", bad);
+            break;
         case 's':
-            rc = parse_list(optarg, o, c == 's');
+            if ((bad = ranks_parse_sizes(optarg, 8, MAX_SIZE, o->sizes,
+                                         &o->nsizes, 8)))
+                return fail_msg("bad size '%s' in -s", bad);
             break;
         case 'd':
             if (parse_devport(optarg, o->dev, &o->port))
@@ -822,103 +808,49 @@ static int parse(int argc, char **argv, xopts_t *o)
     return 0;
 }
 
-/* Rank p keeps its ends of the mesh in sock[] and closes the rest (p < 0:
- * all), so that a rank that dies is an end of file to the others */
-static void mesh_keep(int (*sv)[MAX_NP][2], int np, int p, int *sock,
-                      unsigned timeout)
+typedef struct {
+    const xopts_t *o;
+    double        *samples;
+} run_args_t;
+
+static int run_rank(int p, const int *sock, void *arg)
 {
-    struct timeval tv = {.tv_sec = timeout};
-    int            a, b;
+    const run_args_t *a = arg;
+    static char      role[32];
+    xrank_t          x  = {.o = a->o, .rank = p, .sock = sock,
+                           .expect_from = -1};
+    int              rc;
 
-    for (a = 0; a < np; a++) {
-        for (b = a + 1; b < np; b++) {
-            if (a != p)
-                close(sv[a][b][0]);
-            if (b != p)
-                close(sv[a][b][1]);
-        }
-    }
-    for (a = 0; (p >= 0) && (a < np); a++) {
-        sock[a] = (a == p) ? -1 : sv[(a < p) ? a : p][(a < p) ? p : a]
-                                    [(a < p) ? 1 : 0];
-        if ((sock[a] >= 0) &&
-            setsockopt(sock[a], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-            fail("setsockopt(SO_RCVTIMEO)", errno);
-    }
-}
-
-static int run_rank(const xopts_t *o, int (*sv)[MAX_NP][2], int p,
-                    double *samples)
-{
-    static char role[32];
-    int         sock[MAX_NP], rc;
-    xrank_t     x = {.o = o, .rank = p, .sock = sock, .expect_from = -1};
-
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    mesh_keep(sv, o->np, p, sock, o->timeout);
     snprintf(role, sizeof(role), "rank %d", p);
     g_role = role;
-    rc     = rank_main(&x, samples);
+    rc     = rank_main(&x, a->samples);
     teardown(&x);
     return rc;
 }
 
 int main(int argc, char **argv)
 {
-    xopts_t o;
-    int     (*sv)[MAX_NP][2], status, p, q, failed = 0;
-    pid_t   pid[MAX_NP];
-    size_t  n;
-    double  *samples;
+    xopts_t    o;
+    run_args_t a;
+    int        failed;
+    size_t     n;
 
     g_prog = "srqud_rawexch";
     g_role = "main";
     if (parse(argc, argv, &o))
         return 2;
-    n       = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
-    samples = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
-    sv      = calloc(MAX_NP, sizeof(*sv));
-    if ((samples == MAP_FAILED) || !sv) {
+    n         = (size_t)o.ncalls * o.nsizes * o.np * o.iters * sizeof(double);
+    a.o       = &o;
+    a.samples = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (a.samples == MAP_FAILED) {
         fail("mmap", ENOMEM);
         return 1;
     }
-    for (p = 0; p < o.np; p++) {
-        for (q = p + 1; q < o.np; q++) {
-            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[p][q])) {
-                fail("socketpair", errno);
-                return 1;
-            }
-        }
-    }
     g_deadline = now_sec() + o.timeout;
-    fflush(NULL);
-    for (p = 0; p < o.np; p++) {
-        if ((pid[p] = fork()) < 0) {
-            fail("fork", errno);
-            return 1;   /* the ranks forked die with us (PDEATHSIG) */
-        }
-        if (pid[p] == 0)
-            _exit(run_rank(&o, sv, p, samples) ? 1 : 0);
-    }
-    mesh_keep(sv, o.np, -1, NULL, o.timeout);   /* closes every end */
-    for (p = 0; p < o.np; p++) {
-        while (waitpid(pid[p], &status, 0) < 0) {
-            if (errno != EINTR) {
-                fail("waitpid", errno);
-                return 1;
-            }
-        }
-        if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-            fprintf(stderr, "srqud_rawexch: rank %d %s %d\n", p,
-                    WIFEXITED(status) ? "exited with status" :
-                    "died of signal", WIFEXITED(status) ?
-                    WEXITSTATUS(status) : WTERMSIG(status));
-            failed = 1;
-        }
-    }
+    failed     = ranks_run(g_prog, o.np, o.timeout, run_rank, &a);
     if (!failed)
-        calls_report(x_names, o.calls, o.ncalls, o.sizes, o.nsizes, samples,
-                     (size_t)o.np * o.iters);
-    return failed;
+        calls_report(x_names, o.calls, o.ncalls, o.sizes, o.nsizes,
+                     a.samples, (size_t)o.np * o.iters);
+    return failed ? 1 : 0;
 }

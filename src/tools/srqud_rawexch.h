@@ -11,8 +11,9 @@
 #define SRQUD_RAWEXCH_H_
 
 #include "srqud_rawperf.h"
+#include "srqud_ranks.h"
 
-#define MAX_NP     16
+#define MAX_NP     RANKS_MAX    /* srqud_ranks.h */
 #define WIN        128          /* calls a message may run ahead: > MAX_NP,
                                    > FC_WIN */
 #define FC_WIN     64           /* bcast: calls a parent may run ahead */
@@ -47,7 +48,8 @@ _Static_assert(sizeof(((xopts_t*)0)->dev) == sizeof(((opts_t*)0)->cli_dev),
 
 typedef struct {
     const xopts_t  *o;
-    int            rank, *sock;       /* sock[peer]; -1 for itself */
+    int            rank;
+    const int      *sock;             /* sock[peer]; -1 for itself */
     res_t          r;                 /* device, PD, GID (the setup's) */
     opts_t         ro;
     struct ibv_cq  *cq;
