@@ -107,11 +107,17 @@ elapsed() {         # minutes:seconds since the start, for the CI time budget
     printf '%d:%02d' $((t / 60)) $((t % 60))
 }
 
-# SRQUD_TIME_BUDGET (seconds; .ci/run sets it below CI's limit): past it
-# no part starts, each VM boot's timeout is cut to what is left, and the
-# run ends with a failure naming the budget, so that a slow machine gets a
-# report instead of being killed without one
+# SRQUD_TIME_BUDGET=S (seconds; .ci/run sets 4800, CI stops a run at
+# 5400): no part starts past S, no VM runs past S (vm-run's timeout and
+# its wait for the VM lock), and a run stopped so ends with "time_budget
+# FAIL" and the results it has instead of being killed without them. The
+# parts on the host are not cut: CI's margin beyond S is for the longest
+# of them (the packages, about 8 min)
 BUDGET=${SRQUD_TIME_BUDGET:-0}
+case $BUDGET in
+''|*[!0-9]*) echo "$0: SRQUD_TIME_BUDGET='$BUDGET' is not a number of seconds" >&2
+             exit 2 ;;
+esac
 budget_left() {     # seconds left of the budget (a large number without one)
     if [ "$BUDGET" -gt 0 ]; then
         echo $((BUDGET - ($(date +%s) - T0)))
@@ -119,15 +125,17 @@ budget_left() {     # seconds left of the budget (a large number without one)
         echo 999999
     fi
 }
+over_budget() {     # over_budget WHAT [SECONDS]: ends the run unless SECONDS (1) are left for WHAT
+    [ "$(budget_left)" -ge "${2:-1}" ] && return 0
+    echo "RESULT time_budget FAIL (SRQUD_TIME_BUDGET=$BUDGET s: at $(elapsed) too little left for $1; it and what follows not run)"
+    FAILED=$((FAILED + 1)); FAILED_NAMES+=("time_budget")
+    finish
+}
 machine_load
 starting() {        # starting NAME: its line, with the time and the load
     machine_load
-    echo "== $1 (at $(elapsed); $MACHINE_LOAD since the last part)"
-    if [ "$(budget_left)" -le 60 ]; then
-        echo "RESULT time_budget FAIL (SRQUD_TIME_BUDGET=$BUDGET s, at $(elapsed) too little left to start $1; it and what follows not run)"
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("time_budget")
-        finish
-    fi
+    echo "== $1 (at $(elapsed); $MACHINE_LOAD)"
+    over_budget "$1"
 }
 
 step() {            # step NAME CMD... : one result for the whole command
@@ -156,6 +164,11 @@ notrun() {          # notrun NAME...: needs what a step before could not build
 }
 
 finish() {
+    # a run stopped by its budget between installing the packages and
+    # removing them: coll/sucg would be in every Open MPI job after it
+    if [ "${PACKAGES_INSTALLED:-0}" = 1 ]; then
+        "$ROOT/contrib/build-packages.sh" --remove || FAILED=$((FAILED + 1))
+    fi
     echo
     [ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
     [ ${#NOTRUN_NAMES[@]} -gt 0 ] &&
@@ -167,20 +180,24 @@ finish() {
 
 # Device tests in the VM: one boot per route
 run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
-    local out args=() left
+    local out args=() left wrap=()
     starting "vm-run $*"
-    # a timeout no longer than the budget's rest, a minute kept to report
-    left=$(( $(budget_left) - 60 ))
+    # within the budget: a VM needs minutes to boot and report; its
+    # timeout is cut to what is left, and a wait for the VM lock or the
+    # kernel's download before it is bounded too
+    left=$(budget_left)
+    over_budget "vm-run $*" 300
+    [ "$BUDGET" -gt 0 ] && wrap=(timeout -k 30 "$left")
     while [ $# -gt 0 ]; do
-        if [ "$1" = --timeout ] && [ "$2" -gt "$left" ]; then
-            echo "== vm-run: --timeout $2 cut to $left s (SRQUD_TIME_BUDGET)"
-            args+=(--timeout "$left"); shift 2
+        if [ "$1" = --timeout ] && [ "$2" -gt "$((left - 30))" ]; then
+            echo "== vm-run: --timeout $2 cut to $((left - 30)) s (SRQUD_TIME_BUDGET)"
+            args+=(--timeout "$((left - 30))"); shift 2
         else
             args+=("$1"); shift
         fi
     done
     out=$(mktemp)
-    "$ROOT/contrib/softroce/vm-run" "${args[@]}" 2>&1 | tee "$out"
+    "${wrap[@]}" "$ROOT/contrib/softroce/vm-run" "${args[@]}" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
     count_results < "$out"
     if ! grep -q "^RESULT " "$out"; then
@@ -399,10 +416,14 @@ run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 echo "== packages"
 # CI builds the RPMs without their %check, the Debian build's make check
 rpm_check=--rpm-nocheck; [ $FULL = 1 ] && rpm_check=
+# (the whole block within the budget: about 9 min)
+over_budget packages 900
 if step packages_build "$ROOT/contrib/build-packages.sh" --rpm $rpm_check; then
+    PACKAGES_INSTALLED=1
     counted packages_install "$ROOT/contrib/build-packages.sh" --no-deb --install
     run_vm --stock --timeout 900 -- "$ROOT/contrib/build-packages.sh" --device-check
     counted packages_remove "$ROOT/contrib/build-packages.sh" --remove
+    PACKAGES_INSTALLED=0
 fi
 
 [ -n "$ONLY_UCX" ] && finish   # --ucx 1.13.1: the default version only

@@ -32,18 +32,34 @@ mkdir -p "$LOGDIR"
 FAILED=0
 
 # What runs before the first check: anything else that is an orphan
-# after a check (its parent gone, now init's child) was left behind by it
+# after a check (its parent gone, now init's child) was left behind by it,
+# it and what it started
 BOOT_PIDS=" $(ps -e -o pid= | tr -s ' \n' '  ') "
+tree_of() {     # tree_of PID: it and its descendants
+    local kid
+    echo "$1"
+    for kid in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        tree_of "$kid"
+    done
+}
 leftovers() {   # prints "comm(pid) ..." of what a check left running, killed
-    local pid ppid stat comm found=
-    ps -e -o pid=,ppid=,stat=,comm= > "$LOGDIR/.ps"
-    while read -r pid ppid stat comm; do
-        [ "$ppid" = 1 ] && [ "${stat#Z}" = "$stat" ] || continue
-        case "$BOOT_PIDS" in *" $pid "*) continue ;; esac
-        found="$found $comm($pid)"
-        kill -9 "$pid" 2>/dev/null
-    done < "$LOGDIR/.ps"
-    rm -f "$LOGDIR/.ps"
+    local pid ppid stat comm found="" victims
+    for _ in 1 2 3; do
+        victims=
+        ps -e -o pid=,ppid=,stat=,comm= > "$LOGDIR/.ps"
+        while read -r pid ppid stat comm; do
+            [ "$ppid" = 1 ] && [ "${stat#Z}" = "$stat" ] || continue
+            case "$BOOT_PIDS" in *" $pid "*) continue ;; esac
+            case "$found " in *"($pid) "*) continue ;; esac   # dying
+            found="$found $comm($pid)"
+            victims="$victims $(kill -STOP "$pid" 2>/dev/null; tree_of "$pid" | tr '\n' ' ')"
+        done < "$LOGDIR/.ps"
+        rm -f "$LOGDIR/.ps"
+        [ -n "$victims" ] || break
+        # shellcheck disable=SC2086
+        kill -9 $victims 2>/dev/null
+        sleep 1
+    done
     echo "${found# }"
 }
 
@@ -57,7 +73,7 @@ run() {      # run NAME CMD... : output to the log, tail on failure
     # a hang leaves every thread's stack in the log before the kill
     local watch_at=$((tmo > 60 ? tmo - 20 : tmo * 2 / 3))
     (
-        trap 'kill $nap 2>/dev/null; exit 0' TERM
+        trap 'kill $nap 2>/dev/null; wait $nap 2>/dev/null; exit 0' TERM
         # shellcheck disable=SC2217  # no terminal or pipe held open by the nap
         sleep $watch_at < /dev/null > /dev/null 2>&1 &
         nap=$!
@@ -306,8 +322,8 @@ if [ $ROUTE = a ]; then
     RC_ENV="UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2 UCX_WARN_UNUSED_ENV_VARS=n"
     # sucg_launch: every algorithm, fresh/in-place/persistent/non-blocking
     # buffers; -m bounds the result bytes per rank (n * block). CI runs
-    # rc_verbs at 3 and 8 ranks and srqud at every size; SRQUD_FULL=1 rc
-    # at 2 (8 MiB blocks too) and 5 as well
+    # rc_verbs at 3 and 8 ranks (and the tail step at 5, below) and srqud
+    # at every size; SRQUD_FULL=1 rc at 2 (8 MiB blocks too) and 5 as well
     if [ "${SRQUD_FULL:-0}" = 1 ]; then
         run sucg_launch_rc_n2_8MB env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
         run sucg_launch_rc_n2     env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500

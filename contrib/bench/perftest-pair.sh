@@ -75,7 +75,7 @@ if [ "$tmo" != 0 ]; then
         # wait for it) and goes with the watchdog
         sleep "$tmo" < /dev/null > /dev/null 2>&1 &
         nap=$!
-        trap 'kill $nap 2>/dev/null; exit 0' TERM
+        trap 'kill $nap 2>/dev/null; wait $nap 2>/dev/null; exit 0' TERM
         wait $nap
         log "still running after $tmo s; stopping it"
         thread_stacks $cpid $spid >&2

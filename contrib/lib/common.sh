@@ -95,11 +95,12 @@ result() {
     [ $status = PASS ]
 }
 
-# machine_load: sets MACHINE_LOAD to "load L, steal S %", the 1-minute
-# load average and the share of CPU time the hypervisor gave to others
-# since the last call (since boot at the first): a run that is slow on a
-# busy or oversubscribed host says so beside its timings. Call it in the
-# shell that keeps the count, not in $(...)
+# machine_load: sets MACHINE_LOAD to "load L now, steal S % since the
+# last reading": the 1-minute load average, and the share of CPU time the
+# hypervisor gave to others since the last call (since boot at the first),
+# so that a run that is slow on a busy or oversubscribed host says so
+# beside its timings. Call it in the shell that keeps the count, not in
+# $(...)
 machine_load() {
     local user nice sys idle iow irq sirq steal total
     read -r _ user nice sys idle iow irq sirq steal _ < /proc/stat
@@ -109,7 +110,7 @@ machine_load() {
     MACHINE_LOAD_TOTAL=$total MACHINE_LOAD_STEAL=$steal
     [ $dt -gt 0 ] || dt=1
     # shellcheck disable=SC2034  # read by the callers
-    MACHINE_LOAD="load $(cut -d' ' -f1 /proc/loadavg), steal $((100 * ds / dt)) %"
+    MACHINE_LOAD="load $(cut -d' ' -f1 /proc/loadavg) now, steal $((100 * ds / dt)) % since the last reading"
 }
 
 no_source() {      # no_source MSG: the source cannot be had here

@@ -48,8 +48,9 @@ static inline const char *ranks_parse_calls(char *arg, const char *const *names,
     return NULL;
 }
 
-/* "8,1k,4K" into @a sizes (at most @a max), each within [min, maxsize];
- * NULL, or the first size out of range, malformed or one too many */
+/* "8,1k,0x1000,1M" into @a sizes (at most @a max), each within [min,
+ * maxsize]; NULL, or the first size out of range, malformed or one too
+ * many */
 static inline const char *ranks_parse_sizes(char *arg, size_t min, size_t maxsize,
                                     size_t *sizes, int *nsizes, int max)
 {
@@ -59,9 +60,12 @@ static inline const char *ranks_parse_sizes(char *arg, size_t min, size_t maxsiz
     for (tok = strtok_r(arg, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
         errno = 0;
-        v     = strtoul(tok, &end, 10);
+        v     = strtoul(tok, &end, 0);
         if ((*end == 'k') || (*end == 'K')) {
             v <<= 10;
+            ++end;
+        } else if ((*end == 'm') || (*end == 'M')) {
+            v <<= 20;
             ++end;
         }
         if (errno || (end == tok) || *end || (v < min) || (v > maxsize) ||
@@ -73,24 +77,33 @@ static inline const char *ranks_parse_sizes(char *arg, size_t min, size_t maxsiz
     return NULL;
 }
 
-/* Rank @a p keeps its ends of the pairs in @a sock, each with a receive
- * timeout of @a timeout s, and closes the others (p < 0: all) */
-static inline void ranks_mesh_keep(int (*sv)[RANKS_MAX][2], int np, int p,
-                                   int *sock, unsigned timeout)
+/* Rank @a p keeps its end of each of its pairs in @a sock, with a receive
+ * timeout of @a timeout s, and closes every other end (p < 0: all), so
+ * that a rank that dies is an end of file to the others */
+static inline void ranks_mesh_keep(const char *prog, int (*sv)[RANKS_MAX][2],
+                                   int np, int p, int *sock, unsigned timeout)
 {
     struct timeval tv = {.tv_sec = timeout};
-    int            a, b;
+    int            a, b, mine;
 
     for (a = 0; a < np; ++a) {
         for (b = a + 1; b < np; ++b) {
-            if ((a == p) || (b == p)) {
-                sock[(a == p) ? b : a] = sv[a][b][(a == p) ? 0 : 1];
-                setsockopt(sock[(a == p) ? b : a], SOL_SOCKET, SO_RCVTIMEO,
-                           &tv, sizeof(tv));
+            mine = (a == p) ? 0 : (b == p) ? 1 : -1;
+            if (mine != 0) {
+                close(sv[a][b][0]);
+            }
+            if (mine != 1) {
+                close(sv[a][b][1]);
+            }
+            if (mine < 0) {
                 continue;
             }
-            close(sv[a][b][0]);
-            close(sv[a][b][1]);
+            sock[(a == p) ? b : a] = sv[a][b][mine];
+            if (setsockopt(sv[a][b][mine], SOL_SOCKET, SO_RCVTIMEO, &tv,
+                           sizeof(tv))) {
+                fprintf(stderr, "%s rank %d: setsockopt(SO_RCVTIMEO): %m\n",
+                        prog, p);
+            }
         }
     }
     if (p >= 0) {
@@ -106,9 +119,12 @@ static inline int ranks_run(const char *prog, int np, unsigned timeout,
     int   (*sv)[RANKS_MAX][2], sock[RANKS_MAX], p, q, status, failed = 0;
     pid_t pid[RANKS_MAX];
 
-    if ((np < 1) || (np > RANKS_MAX) ||
-        ((sv = calloc(RANKS_MAX, sizeof(*sv))) == NULL)) {
-        fprintf(stderr, "%s: %d ranks: %s\n", prog, np, strerror(ENOMEM));
+    if ((np < 1) || (np > RANKS_MAX)) {
+        fprintf(stderr, "%s: %d ranks: 1 to %d\n", prog, np, RANKS_MAX);
+        return -1;
+    }
+    if ((sv = calloc(RANKS_MAX, sizeof(*sv))) == NULL) {
+        fprintf(stderr, "%s: calloc: %s\n", prog, strerror(ENOMEM));
         return -1;
     }
     for (p = 0; p < np; ++p) {
@@ -127,11 +143,11 @@ static inline int ranks_run(const char *prog, int np, unsigned timeout,
         }
         if (pid[p] == 0) {
             prctl(PR_SET_PDEATHSIG, SIGTERM);
-            ranks_mesh_keep(sv, np, p, sock, timeout);
+            ranks_mesh_keep(prog, sv, np, p, sock, timeout);
             _exit(fn(p, sock, arg) ? 1 : 0);
         }
     }
-    ranks_mesh_keep(sv, np, -1, sock, timeout);   /* closes every end */
+    ranks_mesh_keep(prog, sv, np, -1, sock, timeout);   /* every end */
     free(sv);
     for (p = 0; p < np; ++p) {
         while (waitpid(pid[p], &status, 0) < 0) {
