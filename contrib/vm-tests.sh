@@ -148,8 +148,10 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # instead; every message must still arrive intact, once, in order.
     # QP_ERROR moves the QP to the error state before 1 % of the sends, as
     # a send on a downed link does on Soft-RoCE: srqud resets it and resends
-    for fault in "TX_DROP=0.01" "TX_DROP=0.05" "TX_DUP=0.05" "TX_DROP=0.05 TX_DUP=0.05" \
-                 "QP_ERROR=0.01"; do
+    # (CI: loss with duplication, and QP errors; SRQUD_FULL=1 each alone too)
+    faults=("TX_DROP=0.05 TX_DUP=0.05" "QP_ERROR=0.01")
+    [ "${SRQUD_FULL:-0}" = 1 ] && faults+=("TX_DROP=0.01" "TX_DROP=0.05" "TX_DUP=0.05")
+    for fault in "${faults[@]}"; do
         envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_$f"; done)
         name=fault_$(echo "$fault" | tr 'A-Z =.' 'a-z___')
         run ${name}_srqud_vm_test env $envs UCX_LOG_LEVEL=error \
@@ -168,7 +170,10 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # posted alone or both together) and RC; 4 ranks, so that the Bcast
     # tree has a rank that forwards, and 300 calls, so that each child
     # returns its credits (every 16) many times
-    for t in ud "ud -M 2" rc; do
+    # (CI: UD and RC; SRQUD_FULL=1 also UD with a message's two packets
+    # posted together)
+    exch=(ud rc); [ "${SRQUD_FULL:-0}" = 1 ] && exch+=("ud -M 2")
+    for t in "${exch[@]}"; do
         run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast,rdbl -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast|rdbl) (8|4096) [0-9.]+ ' | grep -qx 8"
     done
     # The device's own Allgather steps over RC (what an RDMA step can save:
@@ -179,7 +184,8 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # 8 ranks a step forwards blocks received in the steps before; a Bcast
     # first leaves its last credits to arrive during the Allgather. Asked
     # over UD they are refused, status 2
-    for np in 2 4 8; do
+    ag_nps=4; [ "${SRQUD_FULL:-0}" = 1 ] && ag_nps="2 4 8"   # CI: 4 ranks
+    for np in $ag_nps; do
         run srqud_rawexch_ag_$np sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t rc -N $np -c bcast,ag_send,ag_rndv,ag_put,ag_tail -n 200 -w 10 -s 8,32k -T 300 | tee /dev/stderr | grep -cE '^ag_(send|rndv|put|tail) (8|32768) [0-9.]+ ' | grep -qx 8"
     done
     run srqud_rawexch_ag_ud_refused sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t ud -N 2 -c ag_put 2> \"\$0\"; [ \$? = 2 ] && grep -q 'need -t rc' \"\$0\"" "$LOGDIR/rawexch-ag-ud.err"
@@ -205,10 +211,10 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
             UCX_LOG_LEVEL=error "$ROOT/contrib/mpi-tests.sh" --mpi mpich_vci --np 2 -- \
             -t 4 -m 1048576 -i 1 -o 64
     fi
-    # UCX's own UCT conformance suite, srqud cases; CI leaves out the two
-    # longest (6.7 of its 14 minutes: "#long #full" in srqud.filter),
-    # SRQUD_FULL=1 runs every case
-    gtest_tier=--ci; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
+    # UCX's own UCT conformance suite, srqud cases; CI leaves out the long
+    # ones (srqud.filter's "#long" cases, 12 of its 14 minutes), SRQUD_FULL=1
+    # runs every case
+    gtest_tier=--ci-quick; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
     TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh" $gtest_tier
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
 elif [ $ROUTE = ucx ]; then
@@ -322,19 +328,18 @@ if [ $ROUTE = a ]; then
     RC_ENV="UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=rxe0:1 UCX_IB_GID_INDEX=2 UCX_WARN_UNUSED_ENV_VARS=n"
     # sucg_launch: every algorithm, fresh/in-place/persistent/non-blocking
     # buffers; -m bounds the result bytes per rank (n * block). CI runs
-    # rc_verbs at 3 and 8 ranks (and the tail step at 5, below) and srqud
-    # at every size; SRQUD_FULL=1 rc at 2 (8 MiB blocks too) and 5 as well
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
-        run sucg_launch_rc_n2_8MB env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
-        run sucg_launch_rc_n2     env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
-        run sucg_launch_rc_n5     env $RC_ENV "$LAUNCH" -n 5 -q -m 5242880 -t 500
-    fi
+    # rc_verbs at 3 ranks (and the tail step at 5, below), srqud at 2 (8
+    # MiB blocks), 3 and 8; SRQUD_FULL=1 both at 2, 3, 5 and 8
+    FULL=${SRQUD_FULL:-0}
+    [ "$FULL" = 1 ] && run sucg_launch_rc_n2_8MB env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
+    [ "$FULL" = 1 ] && run sucg_launch_rc_n2  env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
     run sucg_launch_rc_n3        env $RC_ENV "$LAUNCH" -n 3 -q -m 12582912 -t 500
-    run sucg_launch_rc_n8        env $RC_ENV "$LAUNCH" -n 8 -q -m 8388608 -t 500
+    [ "$FULL" = 1 ] && run sucg_launch_rc_n5  env $RC_ENV "$LAUNCH" -n 5 -q -m 5242880 -t 500
+    [ "$FULL" = 1 ] && run sucg_launch_rc_n8  env $RC_ENV "$LAUNCH" -n 8 -q -m 8388608 -t 500
     run sucg_launch_srqud_n2_8MB env $SRQUD_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
-    run sucg_launch_srqud_n2     env $SRQUD_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
+    [ "$FULL" = 1 ] && run sucg_launch_srqud_n2 env $SRQUD_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
     run sucg_launch_srqud_n3     env $SRQUD_ENV "$LAUNCH" -n 3 -q -m 3145728 -t 500
-    run sucg_launch_srqud_n5     env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
+    [ "$FULL" = 1 ] && run sucg_launch_srqud_n5 env $SRQUD_ENV "$LAUNCH" -n 5 -q -m 2097152 -t 500
     run sucg_launch_srqud_n8     env $SRQUD_ENV "$LAUNCH" -n 8 -q -m 2097152 -t 500
     # SUCG_STAGED_STEP=tail: RDMA writes with the flag last over rc_verbs;
     # over srqud, whose zero-copy puts land out of order, active messages
@@ -343,13 +348,13 @@ if [ $ROUTE = a ]; then
     run sucg_launch_srqud_n3_tail_keeps_am env $SRQUD_ENV SUCG_STAGED_STEP=tail "$LAUNCH" -n 3 -q \
         -m 4194304 -a recursive_doubling -S am -t 500
     # MPI_Allgather under Open MPI + coll/sucg and MPICH + libsucg_pmpi.so.
-    # CI (for time) splits the team sizes between the transports: rc 3
-    # ranks (8 ranks over rc took 4 of CI's minutes; sucg_launch_rc_n8 above
-    # keeps that team size), srqud 2 (8 MiB blocks) and 3; SRQUD_FULL=1
-    # runs 2, 3, 8 on both
-    rc_nps="3" srqud_nps="2 3"
-    [ "${SRQUD_FULL:-0}" = 1 ] && rc_nps="2 3 8" srqud_nps="2 3 8"
-    run sucg_mpi_rc    env TMO=300 "$SUCG_MPI" --net rc --np "$rc_nps"
+    # CI (for time; the glue's every path is checked on the host, over tcp
+    # and shared memory, by host_sucg_mpi_tests) runs srqud at 3 ranks;
+    # SRQUD_FULL=1 runs 2, 3, 8 over rc_verbs and srqud
+    if [ "$FULL" = 1 ]; then
+        run sucg_mpi_rc env TMO=300 "$SUCG_MPI" --net rc --np "2 3 8"
+    fi
+    srqud_nps=3; [ "$FULL" = 1 ] && srqud_nps="2 3 8"
     run sucg_mpi_srqud env TMO=300 "$SUCG_MPI" --net srqud --np "$srqud_nps"
 fi
 

@@ -3,13 +3,15 @@
 # Run UCX's UCT conformance suite for srqud (built by
 # contrib/build-ucx-gtest.sh) inside the Soft-RoCE VM:
 #
-#   contrib/softroce/vm-run -- test/ucx-gtest/run.sh [--ci] [gtest args...]
+#   contrib/softroce/vm-run -- test/ucx-gtest/run.sh [--ci|--ci-quick] [gtest args...]
 #
 # Every srqud case runs except those listed in srqud.filter, each with the
 # reason it does not apply, and those in SRQUD_GTEST_EXCLUDE (":"-separated
 # patterns, e.g. the "#long" cases of srqud.filter for a quick run).
-# --ci: CI's tier, without the cases srqud.filter marks "#long #full". A skip reported by the suite itself ("[ SKIP ]",
-# a capability srqud does not have) is counted and printed, not hidden.
+# --ci: the matrix's tier, without the cases srqud.filter marks "#long
+# #full"; --ci-quick: CI's, without those marked "#long #ci" either. A
+# skip reported by the suite itself ("[ SKIP ]", a capability srqud does
+# not have) is counted and printed, not hidden.
 # Exit status: gtest's (non-zero if any case failed).
 #
 set -uo pipefail
@@ -23,14 +25,16 @@ GTEST=${UCX_GTEST:-$SRQUD_BUILD/ucx-gtest/gtest}
 
 [ -x "$GTEST" ] || die "$GTEST not built (contrib/build-ucx-gtest.sh)"
 ci=0
-if [ "${1:-}" = --ci ]; then
-    ci=1; shift
-fi
+case ${1:-} in
+--ci)       ci=1; shift ;;
+--ci-quick) ci=2; shift ;;
+esac
 
 # srqud.filter: one negative pattern per line, "#" comments
 exclude=$(grep -v -E '^\s*(#|$)' "$HERE/srqud.filter" | awk '{print $1}' | paste -sd:)
-if [ $ci = 1 ]; then
-    ci_skip=$(sed -n 's/^#long #full //p' "$HERE/srqud.filter" | paste -sd:)
+if [ $ci != 0 ]; then
+    marks='#full'; [ $ci = 2 ] && marks='\(#full\|#ci\)'
+    ci_skip=$(sed -n "s/^#long $marks //p" "$HERE/srqud.filter" | paste -sd:)
     exclude=$exclude${ci_skip:+:$ci_skip}
 fi
 extra=${SRQUD_GTEST_EXCLUDE:-}

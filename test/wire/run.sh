@@ -25,13 +25,14 @@
 # duplicates, reordering made it hold packets behind a gap. A fault that
 # did not reach the traffic fails the scenario.
 #
-# --quick (CI): clean, loss 1 %, reorder, corrupt, link down 2 s, link
-# down longer than UCX_SRQUD_TIMEOUT, peer killed mid-rendezvous, the
-# peer's device removed and added again, malformed packets, a minute's
-# flood beside good traffic; srqud only, MPI in the loss 1 % scenario
-# only. Without it every scenario (with a 16 Mbit/s rate limit, which at
-# 1.5 min CI leaves out for its time), the anchors, MPICH and 2 ranks per
-# host, the UCG Allgather tests and LAMMPS (the scenario name "mpi"
+# --quick (CI): clean, loss 1 %, link down 2 s, link down longer than
+# UCX_SRQUD_TIMEOUT, peer killed mid-rendezvous, malformed packets, a
+# minute's flood beside good traffic; srqud only, MPI in the loss 1 %
+# scenario only. Without it every scenario (reordering, corruption, the
+# peer's device removed and added again and a 16 Mbit/s rate limit are
+# left out of CI for its time: the device tests in the VM reorder,
+# duplicate and drop at the send queue), the anchors, MPICH and 2 ranks
+# per host, the UCG Allgather tests and LAMMPS (the scenario name "mpi"
 # selects those MPI runs alone).
 # Prints "RESULT wire_<scenario> PASS|FAIL" per scenario and a table; logs
 # in DIR (default $SRQUD_BUILD/vm-logs/wire).
@@ -54,7 +55,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 ALL="clean loss0.1 loss1 loss5 reorder dup corrupt jitter tbf linkflap linkdead peerkill readd malformed flood"
-QUICK_SET="clean loss1 reorder corrupt linkflap linkdead peerkill readd malformed flood"
+QUICK_SET="clean loss1 linkflap linkdead peerkill malformed flood"
 if [ $# -gt 0 ]; then
     SCENARIOS="$*"
 elif [ $QUICK = 1 ]; then
