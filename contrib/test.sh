@@ -155,6 +155,34 @@ step() {            # step NAME CMD... : one result for the whole command
     return $rc
 }
 
+# A build on the host beside the VM run that follows it (the VM keeps
+# about one of the 2 cores busy; the device tests and the wire pass
+# beside a busy loop per core, contrib/busy.sh): its output and result
+# come at bg_join
+bg_start() {        # bg_start NAME CMD...
+    BG_NAME=$1; shift
+    BG_OUT=$(mktemp)
+    starting "$BG_NAME, beside the VM run that follows (its output after it)"
+    ( "$@" > "$BG_OUT" 2>&1; echo $? > "$BG_OUT.rc" ) &
+    BG_PID=$!
+}
+bg_join() {         # bg_join: bg_start's part, finished; its status
+    local rc
+    wait "$BG_PID"
+    rc=$(cat "$BG_OUT.rc" 2>/dev/null || echo 1)
+    echo "== $BG_NAME (started beside the VM run; done at $(elapsed))"
+    cat "$BG_OUT"
+    rm -f "$BG_OUT" "$BG_OUT.rc"
+    if [ "$rc" = 0 ]; then
+        result "$BG_NAME" PASS
+        PASSED=$((PASSED + 1))
+    else
+        result "$BG_NAME" FAIL
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$BG_NAME")
+    fi
+    return "$rc"
+}
+
 notrun() {          # notrun NAME...: needs what a step before could not build
     local name
     for name in "$@"; do
@@ -391,11 +419,13 @@ echo "== device tests, route a (UCX dlopens libuct_srqud)"
 # --full: MPICH rebuilt with VCIs (about 6 min), a UCP worker per thread's
 # communicator, which route a then runs over srqud
 [ $FULL = 1 ] && step build_mpich_vci "$ROOT/contrib/build-mpich-vci.sh"
-SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
 # An AddressSanitizer build of the module, its device tests and the UCP
-# checks, run by route b over the attack tests and UCP's force close;
-# --full: a ThreadSanitizer build too, run over the threaded tests
-step build_asan "$ROOT/contrib/build-san.sh" address
+# checks, run by route b over the attack tests and UCP's force close
+# (built beside route a); --full: a ThreadSanitizer build too, run over
+# the threaded tests
+bg_start build_asan "$ROOT/contrib/build-san.sh" address
+SRQUD_FULL=$FULL run_vm --mem 8192 --timeout 3600 -- "$ROOT/contrib/vm-tests.sh"
+bg_join
 [ $FULL = 1 ] && step build_tsan "$ROOT/contrib/build-san.sh" thread
 echo "== device tests, route b (stock UCX + LD_PRELOAD)"
 SRQUD_FULL=$FULL run_vm --timeout 1800 --stock -- "$ROOT/contrib/vm-tests.sh" --stock
@@ -407,6 +437,10 @@ SRQUD_FULL=$FULL run_vm --timeout 1800 --stock -- "$ROOT/contrib/vm-tests.sh" --
 # UCG Allgather tests and LAMMPS across the hosts
 echo "== two-host wire (vm-run --wire)"
 wire_tier=--quick; [ $FULL = 1 ] && wire_tier=
+# CI builds the Debian packages (below) beside it; --full the RPMs too
+# (rpmbuild, its %check the same make check as the Debian build's)
+rpms=; [ $FULL = 1 ] && rpms=--rpm
+bg_start packages_build "$ROOT/contrib/build-packages.sh" $rpms
 run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 
 # The packages a site installs: the release tarball (make dist), the .debs
@@ -416,12 +450,8 @@ run_vm --wire --timeout 3000 -- "$ROOT/test/wire/run.sh" $wire_tier
 # Debian's UCX), then removed: while libsucg0 is installed every Open MPI
 # job of the machine finds coll/sucg, so this comes after the MPI tests
 echo "== packages"
-# CI builds the Debian packages; --full the RPMs too (rpmbuild, its %check
-# the same make check as the Debian build's)
-rpms=; [ $FULL = 1 ] && rpms=--rpm
-# (the whole block within the budget: about 5 min, 11 on a slow machine)
-over_budget packages 720
-if step packages_build "$ROOT/contrib/build-packages.sh" $rpms; then
+# (installed, checked and removed: about 1 min, 3 on a slow machine)
+if bg_join && over_budget packages 300; then
     PACKAGES_INSTALLED=1
     counted packages_install "$ROOT/contrib/build-packages.sh" --no-deb --install
     run_vm --stock --timeout 900 -- "$ROOT/contrib/build-packages.sh" --device-check
