@@ -112,7 +112,8 @@ elapsed() {         # minutes:seconds since the start, for the CI time budget
 # its wait for the VM lock), and a run stopped so ends with "time_budget
 # FAIL" and the results it has instead of being killed without them. The
 # parts on the host are not cut: CI's margin beyond S (5 min) is for the
-# short ones; the packages need 15 min left to start, UCX 1.18.1's 10
+# short ones; a VM needs 5 min left to start, the packages' installation
+# and checks 5, UCX 1.18.1's part 10
 BUDGET=${SRQUD_TIME_BUDGET:-0}
 case $BUDGET in
 ''|*[!0-9]*) echo "$0: SRQUD_TIME_BUDGET='$BUDGET' is not a number of seconds" >&2
@@ -132,10 +133,10 @@ over_budget() {     # over_budget WHAT [SECONDS]: ends the run unless SECONDS (1
     finish
 }
 machine_load
-starting() {        # starting NAME: its line, with the time and the load
+starting() {        # starting NAME [SECONDS]: its line, with the time and the load; ends the run unless SECONDS (1) are left
     machine_load
     echo "== $1 (at $(elapsed); $MACHINE_LOAD)"
-    over_budget "$1"
+    over_budget "$1" "${2:-1}"
 }
 
 step() {            # step NAME CMD... : one result for the whole command
@@ -209,12 +210,11 @@ finish() {
 # Device tests in the VM: one boot per route
 run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     local out args=() left wrap=()
-    starting "vm-run $*"
     # within the budget: a VM needs minutes to boot and report; its
     # timeout is cut to what is left, and a wait for the VM lock or the
     # kernel's download before it is bounded too
+    starting "vm-run $*" 300
     left=$(budget_left)
-    over_budget "vm-run $*" 300
     [ "$BUDGET" -gt 0 ] && wrap=(timeout -k 30 "$left")
     while [ $# -gt 0 ]; do
         if [ "$1" = --timeout ] && [ "$2" -gt "$((left - 30))" ]; then

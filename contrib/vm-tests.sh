@@ -30,6 +30,7 @@ PRELOAD=$SRQUD_BUILD/stock/src/uct/ib/srqud/.libs/libuct_srqud.so
 LOGDIR=$SRQUD_BUILD/vm-logs/route-$ROUTE${UCX_VER:+-$UCX_VER}
 mkdir -p "$LOGDIR"
 FAILED=0
+FULL=${SRQUD_FULL:-0}   # 1: the checks CI leaves to contrib/test.sh --full
 
 # What runs before the first check: anything else that is an orphan
 # after a check (its parent gone, now init's child) was left behind by it,
@@ -128,7 +129,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     run perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 500 -s 16384
     # (UCP's stream and AM APIs: checked by the UCP checks below in CI;
     # their perftests with SRQUD_FULL=1)
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+    if [ "$FULL" = 1 ]; then
         run perftest_ucp_stream_bw "$PAIR" UCX_TLS=srqud,self -- -t stream_bw -n 200 -s 65536
         run perftest_ucp_am_bw "$PAIR" UCX_TLS=srqud,self -- -t ucp_am_bw -n 200 -s 65536
     fi
@@ -142,7 +143,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # The references (6 of the 11 minutes) only inform, so CI leaves them
     # out, and runs srqud's core variants (-c: 6 of 10, 370 s -> 218);
     # SRQUD_FULL=1 (contrib/test.sh --full) runs everything
-    ucp_tier="-q -c"; [ "${SRQUD_FULL:-0}" = 1 ] && ucp_tier=
+    ucp_tier="-q -c"; [ "$FULL" = 1 ] && ucp_tier=
     TEST_TIMEOUT=1500 run ucp_checks "$ROOT/test/ucp/run.sh" $ucp_tier
     grep -E '^RESULT |^reference |^check |^[a-z_]+ +(PASS|FAIL|-)' "$LOGDIR/ucp_checks.log" | sed 's/^/    /'
     # Loss and duplication. Soft-RoCE hands packets between its own QPs to
@@ -154,7 +155,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # a send on a downed link does on Soft-RoCE: srqud resets it and resends
     # (CI: loss with duplication, and QP errors; SRQUD_FULL=1 each alone too)
     faults=("TX_DROP=0.05 TX_DUP=0.05" "QP_ERROR=0.01")
-    [ "${SRQUD_FULL:-0}" = 1 ] && faults+=("TX_DROP=0.01" "TX_DROP=0.05" "TX_DUP=0.05")
+    [ "$FULL" = 1 ] && faults+=("TX_DROP=0.01" "TX_DROP=0.05" "TX_DUP=0.05")
     for fault in "${faults[@]}"; do
         envs=$(for f in $fault; do echo "UCX_SRQUD_FAULT_$f"; done)
         name=fault_$(echo "$fault" | tr 'A-Z =.' 'a-z___')
@@ -176,7 +177,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # returns its credits (every 16) many times
     # (CI: UD and RC; SRQUD_FULL=1 also UD with a message's two packets
     # posted together)
-    exch=(ud rc); [ "${SRQUD_FULL:-0}" = 1 ] && exch+=("ud -M 2")
+    exch=(ud rc); [ "$FULL" = 1 ] && exch+=("ud -M 2")
     for t in "${exch[@]}"; do
         run "srqud_rawexch_$(echo "$t" | tr -d ' -')" sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t $t -N 4 -c sendrecv,alltoall,bcast,rdbl -n 300 -w 10 -s 8,4k -H 16 -T 120 | tee /dev/stderr | grep -cE '^(sendrecv|alltoall|bcast|rdbl) (8|4096) [0-9.]+ ' | grep -qx 8"
     done
@@ -188,7 +189,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # 8 ranks a step forwards blocks received in the steps before; a Bcast
     # first leaves its last credits to arrive during the Allgather. Asked
     # over UD they are refused, status 2
-    ag_nps=4; [ "${SRQUD_FULL:-0}" = 1 ] && ag_nps="2 4 8"   # CI: 4 ranks
+    ag_nps=4; [ "$FULL" = 1 ] && ag_nps="2 4 8"   # CI: 4 ranks
     for np in $ag_nps; do
         run srqud_rawexch_ag_$np sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t rc -N $np -c bcast,ag_send,ag_rndv,ag_put,ag_tail -n 200 -w 10 -s 8,32k -T 300 | tee /dev/stderr | grep -cE '^ag_(send|rndv|put|tail) (8|32768) [0-9.]+ ' | grep -qx 8"
     done
@@ -210,7 +211,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     grep '^RESULT ' "$LOGDIR/mpi_threads_srqud.log" | sed 's/^RESULT/    mpi run:/'
     # SRQUD_FULL=1: MPICH with VCIs (contrib/build-mpich-vci.sh): 5 VCIs, so
     # a worker per thread's communicator on the shared pool, under 2 % loss
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+    if [ "$FULL" = 1 ]; then
         TEST_TIMEOUT=900 run mpi_threads_mpich_vci env UCX_SRQUD_FAULT_TX_DROP=0.02 \
             UCX_LOG_LEVEL=error "$ROOT/contrib/mpi-tests.sh" --mpi mpich_vci --np 2 -- \
             -t 4 -m 1048576 -i 1 -o 64
@@ -218,7 +219,7 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # UCX's own UCT conformance suite, srqud cases; CI leaves out the long
     # ones (srqud.filter's "#long" cases, 12 of its 14 minutes), SRQUD_FULL=1
     # runs every case
-    gtest_tier=--ci-quick; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
+    gtest_tier=--ci-quick; [ "$FULL" = 1 ] && gtest_tier=
     TEST_TIMEOUT=2400 run ucx_uct_conformance "$ROOT/test/ucx-gtest/run.sh" $gtest_tier
     grep '^ucx-gtest srqud:' "$LOGDIR/ucx_uct_conformance.log" || true
 elif [ $ROUTE = ucx ]; then
@@ -246,7 +247,7 @@ elif [ $ROUTE = ucx ]; then
     # SRQUD_MATRIX=1 (contrib/test.sh --matrix): the above and UCX's own
     # conformance suite of this version, for every version of the matrix
     if [ "${SRQUD_MATRIX:-0}" = 1 ]; then
-        gtest_tier=--ci; [ "${SRQUD_FULL:-0}" = 1 ] && gtest_tier=
+        gtest_tier=--ci; [ "$FULL" = 1 ] && gtest_tier=
         TEST_TIMEOUT=2400 run ${V}_uct_conformance env UCX_GTEST="$SRQUD_BUILD/ucx-gtest-$UCX_VER/gtest" \
             "$ROOT/test/ucx-gtest/run.sh" $gtest_tier
         grep '^ucx-gtest srqud' "$LOGDIR/${V}_uct_conformance.log" | sed 's/^/    /'
@@ -254,7 +255,7 @@ elif [ $ROUTE = ucx ]; then
     fi
     # ucx_perftest over every UCP protocol of this version: with --full only
     # (CI keeps the default version's set; MPI below covers UCP here)
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+    if [ "$FULL" = 1 ]; then
         run ${V}_perftest_ucp_tag_lat "$PAIR" UCX_TLS=srqud,self -- -t tag_lat -n 2000 -s 64
         run ${V}_perftest_ucp_tag_bw "$PAIR" UCX_TLS=srqud,self -- -t tag_bw -n 200 -s 4194304
         run ${V}_perftest_ucp_am_bw "$PAIR" UCX_TLS=srqud,self -- -t ucp_am_bw -n 200 -s 65536
@@ -275,7 +276,7 @@ elif [ $ROUTE = ucx ]; then
     fi
     # UCX's own UCT conformance suite of this version, srqud cases, every
     # one: contrib/test.sh --ucx V --full (CI runs the default version's)
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+    if [ "$FULL" = 1 ]; then
         TEST_TIMEOUT=2400 run ${V}_uct_conformance env UCX_GTEST="$SRQUD_BUILD/ucx-gtest-$UCX_VER/gtest" \
             "$ROOT/test/ucx-gtest/run.sh"
         grep '^ucx-gtest srqud:' "$LOGDIR/${V}_uct_conformance.log" || true
@@ -289,7 +290,7 @@ elif [ $ROUTE = b ]; then
     # RMA and the receive pool (route a ran every device test on the other
     # build of the same code; SRQUD_FULL=1 runs them all here too)
     stock_filter='srqud_am.*:srqud_rel.*:srqud_rma.*:srqud_srq.*:srqud_robust.*'
-    [ "${SRQUD_FULL:-0}" = 1 ] && stock_filter='*'
+    [ "$FULL" = 1 ] && stock_filter='*'
     run stock_srqud_vm_test env LD_PRELOAD=$PRELOAD "$SRQUD_BUILD/stock/test/gtest/srqud_vm_test" \
         --gtest_color=no --gtest_filter="$stock_filter"
     run stock_perftest_ucp_tag_lat "$PAIR" LD_PRELOAD=$PRELOAD UCX_TLS=srqud,self -- -t tag_lat -n 1000 -s 64
@@ -312,7 +313,7 @@ elif [ $ROUTE = b ]; then
         "$ASAN/test/ucp/srqud_ucp_check" -t force_close
     # ThreadSanitizer over the threaded device tests (contrib/build-san.sh thread;
     # --full only: about 10x slower). A report is a failure.
-    if [ "${SRQUD_FULL:-0}" = 1 ]; then
+    if [ "$FULL" = 1 ]; then
         TSAN=$SRQUD_BUILD/tsan
         run tsan_share_srqud_vm_test env \
             LD_PRELOAD=$TSAN/src/uct/ib/srqud/.libs/libuct_srqud.so \
@@ -340,7 +341,6 @@ if [ $ROUTE = a ]; then
     # buffers; -m bounds the result bytes per rank (n * block). CI runs
     # rc_verbs at 3 ranks (and the tail step at 5, below), srqud at 2 (8
     # MiB blocks), 3 and 8; SRQUD_FULL=1 both at 2, 3, 5 and 8
-    FULL=${SRQUD_FULL:-0}
     [ "$FULL" = 1 ] && run sucg_launch_rc_n2_8MB env $RC_ENV "$LAUNCH" -n 2 -m 16777216 -a recursive_doubling -a ring -t 500
     [ "$FULL" = 1 ] && run sucg_launch_rc_n2  env $RC_ENV "$LAUNCH" -n 2 -m 2200000 -t 500
     run sucg_launch_rc_n3        env $RC_ENV "$LAUNCH" -n 3 -q -m 12582912 -t 500
