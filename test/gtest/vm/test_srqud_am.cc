@@ -302,6 +302,63 @@ TEST(srqud_am_batch, off_posts_every_send_alone)
     EXPECT_EQ(st.tx_packets, st.tx_doorbells);
 }
 
+/* A receiver waiting for each message in turn makes calls that find
+ * nothing: up to UCX_SRQUD_QUIET_POLLS of them in a row look at the
+ * receive CQ without the lock and the clock, and a packet such a call finds
+ * is delivered as a full call would deliver it. 2,000 messages of 0-64 B,
+ * each awaited by the receiver alone: every one intact and in order; with
+ * 4 some of the calls made after each message found nothing that way
+ * and some that awaited the next found it so, with 0 none did. */
+static void quiet_polls_deliver(const char *quiet_polls, bool quiet)
+{
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_QUIET_POLLS", quiet_polls);
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+
+    const uint64_t n = 2000;
+    std::vector<uint8_t> payload(64);
+    for (uint64_t seq = 1; seq <= n; ++seq) {
+        size_t length = seq % (payload.size() + 1);
+        fill_pattern(payload.data(), length, seq);
+        ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+            return uct_ep_am_short(pair.ep, AM_ID, seq, payload.data(), length);
+        }, [&] { pair.sender->progress(); }, 10000000ul));
+        ASSERT_TRUE(progress_until(*pair.receiver,
+                                   [&] { return pair.log.count == seq; }))
+            << "message " << seq << " not received";
+        for (int i = 0; i < 3; ++i) {
+            pair.receiver->progress();  /* nothing more to find */
+        }
+    }
+    EXPECT_EQ(0u, pair.log.bad);
+    EXPECT_TRUE(pair.log.in_order());
+    for (uint64_t seq = 1; seq <= n; ++seq) {
+        ASSERT_EQ(sizeof(uint64_t) + seq % (payload.size() + 1),
+                  pair.log.lengths[seq]) << "seq " << seq;
+    }
+    ASSERT_UCS_OK(pair.flush_sender());
+
+    const uct_srqud_iface_stats_t st = srqud_stats(pair.receiver->handle);
+    EXPECT_GE(st.rx_packets, n);
+    if (quiet) {
+        EXPECT_GT(st.progress_quiet, 0u);
+        EXPECT_GT(st.progress_early, 0u);
+    } else {
+        EXPECT_EQ(0u, st.progress_quiet);
+        EXPECT_EQ(0u, st.progress_early);
+    }
+}
+
+TEST(srqud_am_quiet, calls_that_find_nothing_skip_the_lock)
+{
+    quiet_polls_deliver("4", true);
+}
+
+TEST(srqud_am_quiet, zero_looks_at_everything_in_every_call)
+{
+    quiet_polls_deliver("0", false);
+}
+
 /* A ping-pong's sends go into an idle send queue: inline, they need no
  * completion (UCX_SRQUD_TX_CQ_MODERATION), and one every N frees the send
  * queue slots of the unsignaled ones before it. With a queue of 16 slots

@@ -320,6 +320,7 @@ TEST(srqud_robust, invalid_config_fails_at_iface_open)
         {"UCX_SRQUD_SL",           "16",      UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_AM_PACKETS",   "0",       UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_AM_PACKETS",   "5",       UCS_ERR_INVALID_PARAM},
+        {"UCX_SRQUD_QUIET_POLLS",  "65",      UCS_ERR_INVALID_PARAM},
     };
 
     for (const auto &c : cases) {

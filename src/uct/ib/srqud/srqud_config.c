@@ -121,6 +121,19 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "queued while the user did not progress.",
      ucs_offsetof(uct_srqud_iface_config_t, rx_max_poll), UCS_CONFIG_TYPE_UINT},
 
+    {"QUIET_POLLS", "4",
+     "Progress calls in a row that may find nothing without taking the\n"
+     "worker's async lock or reading the clock: after a call that looked at\n"
+     "everything, up to this many calls that find the receive CQ empty and\n"
+     "nothing else to do return at once, if the calls come less than\n"
+     "ASYNC_TICK/16 apart; the next one looks at everything\n"
+     "again (owed acknowledgements, retransmissions, the async watchdog), so\n"
+     "timers run at most this many calls late. Where ranks share cores a\n"
+     "waiting rank's empty calls take time from the ranks that work. 0 looks\n"
+     "at everything in every call. Not with SHARE=td or a signal-driven async\n"
+     "context (their CQs are polled without the provider's lock): 0 there.",
+     ucs_offsetof(uct_srqud_iface_config_t, quiet_polls), UCS_CONFIG_TYPE_UINT},
+
     {"SRQ_SIZE", "1024",
      "Number of receive buffers kept posted on the Shared Receive Queue.\n"
      "It is fixed per interface: it does not grow with the number of peers.",
@@ -397,6 +410,7 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           config->tx_queue_len / 2);
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
+    UCT_SRQUD_CHECK_RANGE("QUIET_POLLS", config->quiet_polls, 0, 64);
     UCT_SRQUD_CHECK_RANGE("SL", config->sl, 0, 15);
     UCT_SRQUD_CHECK_RANGE("TRAFFIC_CLASS", config->traffic_class, 0, 255);
     UCT_SRQUD_CHECK_RANGE("HOP_LIMIT", config->hop_limit, 1, 255);
@@ -510,6 +524,7 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.tx_batch_idle  = config->tx_batch_idle;
     iface->config.tx_batch_step  = config->tx_batch_step;
     iface->config.rx_max_poll    = config->rx_max_poll;
+    iface->config.quiet_polls    = config->quiet_polls;
     iface->config.gid_index      = config->gid_index;
     iface->config.sl             = config->sl;
     iface->config.traffic_class  = config->traffic_class;
