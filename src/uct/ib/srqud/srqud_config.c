@@ -122,16 +122,13 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, rx_max_poll), UCS_CONFIG_TYPE_UINT},
 
     {"QUIET_POLLS", "4",
-     "Progress calls in a row that may find nothing without taking the\n"
-     "worker's async lock or reading the clock: after a call that looked at\n"
-     "everything, up to this many calls that find the receive CQ empty and\n"
-     "nothing else to do return at once, if the calls come less than\n"
-     "ASYNC_TICK/16 apart; the next one looks at everything\n"
-     "again (owed acknowledgements, retransmissions, the async watchdog), so\n"
-     "timers run at most this many calls late. Where ranks share cores a\n"
-     "waiting rank's empty calls take time from the ranks that work. 0 looks\n"
-     "at everything in every call. Not with SHARE=td or a signal-driven async\n"
-     "context (their CQs are polled without the provider's lock): 0 there.",
+     "Progress calls in a row that, finding nothing else to do, only look at\n"
+     "the receive CQ, without reading the clock and running the timers: after\n"
+     "a full call, if calls come less than ASYNC_TICK/16 apart, up to this\n"
+     "many; the next one looks at everything again (owed acknowledgements,\n"
+     "retransmissions, the async watchdog), so timers run at most this many\n"
+     "calls late. Where ranks share cores a waiting rank's empty calls take\n"
+     "time from the ranks that work. 0: every call looks at everything.",
      ucs_offsetof(uct_srqud_iface_config_t, quiet_polls), UCS_CONFIG_TYPE_UINT},
 
     {"SRQ_SIZE", "1024",

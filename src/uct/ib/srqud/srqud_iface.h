@@ -123,8 +123,7 @@ struct uct_srqud_iface {
                                                one of several */
         unsigned             tx_cq_moderation; /* a completion every N */
         unsigned             rx_max_poll;
-        unsigned             quiet_polls; /* 0 where the CQs have no lock
-                                             (srqud_progress.c) */
+        unsigned             quiet_polls;
         unsigned             srq_size;
         unsigned             srq_max_size;
         unsigned long        srq_limit;   /* UCS_ULUNITS_AUTO: Eq. 5 */
@@ -200,8 +199,9 @@ struct uct_srqud_iface {
                                                (srqud_tx.c), not yet moved
                                                back by the user's progress */
         ucs_time_t           last_progress; /* of the user's progress */
-        unsigned             quiet_left;    /* calls that may still skip the
-                                               lock and the clock */
+        unsigned             quiet_left;    /* calls that may still only look
+                                               at the receive CQ */
+        unsigned long        quiet_seen;    /* quiet calls at the last tick */
         int                  active;        /* in the timer callback */
         int                  wake_user;     /* it found work for the user */
         int                  user_progress; /* in the user's progress call */

@@ -208,8 +208,7 @@ static void uct_srqud_progress_watchdog_set(uct_srqud_iface_t *iface,
  * user's since its last progress (a step to end, a batch to ring), nothing
  * the async thread left (queued packets, acks to send back, a run that
  * freed resources), no stashed completions, no send completion to wait
- * for, no protocol or pending request to run. Read without the lock: what
- * the async thread changes meanwhile, the next full call sees. */
+ * for, no protocol or pending request to run */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_progress_quiet(uct_srqud_iface_t *iface)
 {
@@ -226,16 +225,13 @@ uct_srqud_progress_quiet(uct_srqud_iface_t *iface)
 }
 
 
-/* Everything, under the lock; @a early: receive completions a quiet call
- * polled before it took the lock, older than any still in the CQ */
-static unsigned uct_srqud_progress_full(uct_srqud_iface_t *iface,
-                                        const struct ibv_wc *early,
-                                        unsigned early_count)
+/* Everything, under the lock: receive completions a quiet call found wait
+ * in the stash, ahead of the CQ's */
+static unsigned uct_srqud_progress_full(uct_srqud_iface_t *iface)
 {
     ucs_time_t now;
-    unsigned count, i;
+    unsigned count;
 
-    uct_srqud_enter(iface);
     /* read the clock under the lock: the async timer may have stamped
      * endpoints while this thread waited for it */
     now = ucs_get_time();
@@ -264,20 +260,8 @@ static unsigned uct_srqud_progress_full(uct_srqud_iface_t *iface,
      * returns: no batch timer for those */
     uct_srqud_tx_step_end(iface);
     iface->async.user_progress = 1;
-    if (ucs_unlikely(early_count > 0)) {
-        /* packets the async thread accepted while this thread took the
-         * lock wait in rx_q for the user: the early ones, accepted after
-         * them, queue behind them as the async thread's would */
-        iface->async.active = !ucs_queue_is_empty(&iface->async.rx_q);
-        iface->rx.polled   += early_count;
-        for (i = 0; i < early_count; ++i) {
-            uct_srqud_progress_rx_one(iface, &early[i]);
-        }
-        iface->async.active = 0;
-    }
-    count = early_count + uct_srqud_progress_locked(iface, now);
+    count = uct_srqud_progress_locked(iface, now);
     iface->async.user_progress = 0;
-    uct_srqud_leave(iface);
     return count;
 }
 
@@ -285,43 +269,42 @@ static unsigned uct_srqud_progress_full(uct_srqud_iface_t *iface,
 /*
  * The user's progress. A rank waiting for a message calls it over and over
  * (and where ranks share cores yields in between), so a call that finds
- * nothing should cost no more than a look at the receive CQ, as rc_verbs'
- * does: up to QUIET_POLLS calls in a row skip the async lock and the clock
- * (under an emulator each cost about as much as the look itself) while
- * nothing else is outstanding and the calls come close together. The CQ's own lock makes that look safe
- * beside the async thread; the async thread polls it only once the user
- * has been away for a tick. A completion it takes between this look and
- * the lock is one packet overtaking another, which the receive path
- * handles as reordering on the wire; what it accepted and queued for the
- * user is delivered before what this look found.
+ * nothing should cost little more than a look at the receive CQ, as
+ * rc_verbs' does: up to QUIET_POLLS calls in a row only look at it while
+ * nothing else is outstanding and the calls come close together, without
+ * reading the clock and running the timers (under an emulator the clock
+ * alone costs about as much as the look).
  */
 unsigned uct_srqud_progress(uct_iface_h tl_iface)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
-    struct ibv_wc early[UCT_SRQUD_RX_POLL_MAX];
-    unsigned quiet_left = iface->async.quiet_left;
+    unsigned count;
     int ret;
 
-    if ((quiet_left == 0) || !uct_srqud_progress_quiet(iface)) {
-        return uct_srqud_progress_full(iface, NULL, 0);
+    uct_srqud_enter(iface);
+    if ((iface->async.quiet_left > 0) && uct_srqud_progress_quiet(iface)) {
+        --iface->async.quiet_left;
+        ret = ibv_poll_cq(iface->recv_cq,
+                          ucs_min(iface->config.rx_max_poll,
+                                  UCT_SRQUD_STASH_MAX),
+                          iface->rx.stash);
+        if (ucs_likely(ret == 0)) {
+            ++iface->stats.progress_quiet;
+            uct_srqud_leave(iface);
+            return 0;
+        }
+        if (ucs_unlikely(ret < 0)) {
+            ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name,
+                      ret);
+        }
+        /* the stash was empty: the full call takes these first */
+        iface->rx.stash_count = ret;
+        ++iface->stats.progress_early;
     }
 
-    /* threads sharing the interface may both count this down from 1:
-     * storing what was read minus one never wraps */
-    iface->async.quiet_left = quiet_left - 1;
-    ret = ibv_poll_cq(iface->recv_cq,
-                      ucs_min(iface->config.rx_max_poll, UCT_SRQUD_RX_POLL_MAX),
-                      early);
-    if (ucs_likely(ret == 0)) {
-        ++iface->stats.progress_quiet;
-        return 0;
-    }
-
-    if (ucs_unlikely(ret < 0)) {
-        ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);
-    }
-    ++iface->stats.progress_early;
-    return uct_srqud_progress_full(iface, early, ret);
+    count = uct_srqud_progress_full(iface);
+    uct_srqud_leave(iface);
+    return count;
 }
 
 
@@ -347,6 +330,7 @@ static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
                                           ucs_time_t now)
 {
     unsigned count = 0, n;
+    unsigned long quiet;
 
     ++iface->stats.async_ticks;
 
@@ -362,6 +346,14 @@ static void uct_srqud_progress_async_tick(uct_srqud_iface_t *iface,
 
     if (uct_srqud_time_since(now, iface->async.last_progress) <
         iface->config.async_tick) {
+        return;
+    }
+
+    /* quiet calls leave last_progress behind: any since the last tick mean
+     * the user is here, its next full call moves the watchdog on */
+    quiet = iface->stats.progress_quiet + iface->stats.progress_early;
+    if (quiet != iface->async.quiet_seen) {
+        iface->async.quiet_seen = quiet;
         return;
     }
 
@@ -576,14 +568,7 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     iface->async.back_due  = 0;
     iface->async.last_progress = 0;
     iface->async.quiet_left    = 0;
-
-    /* A quiet call polls the receive CQ without the async lock: not where
-     * the provider skips the CQ's own lock (a thread domain), nor where the
-     * async handler may interrupt this thread (signals) and poll the same CQ
-     * inside that lock */
-    if ((iface->td != NULL) || (async->mode == UCS_ASYNC_MODE_SIGNAL)) {
-        iface->config.quiet_polls = 0;
-    }
+    iface->async.quiet_seen    = 0;
 
     /* Wakeups through the user's callback: UCX's async thread watches the
      * channel (its CQs are armed only by event_arm, when the user is about
