@@ -303,9 +303,9 @@ TEST(srqud_am_batch, off_posts_every_send_alone)
 }
 
 /* A receiver waiting for each message in turn makes calls that find
- * nothing: up to UCX_SRQUD_QUIET_POLLS of them in a row look at the
- * receive CQ without the lock and the clock, and a packet such a call finds
- * is delivered as a full call would deliver it. 2,000 messages of 0-64 B,
+ * nothing: up to UCX_SRQUD_QUIET_POLLS of them in a row only look at the
+ * receive CQ, without the clock and the timers, and a packet such a call
+ * finds is delivered as a full call would deliver it. 2,000 messages of 0-64 B,
  * each awaited by the receiver alone: every one intact and in order; with
  * 4 some of the calls made after each message found nothing that way
  * and some that awaited the next found it so, with 0 none did. */
@@ -349,7 +349,7 @@ static void quiet_polls_deliver(const char *quiet_polls, bool quiet)
     }
 }
 
-TEST(srqud_am_quiet, calls_that_find_nothing_skip_the_lock)
+TEST(srqud_am_quiet, calls_that_find_nothing_only_look_at_the_cq)
 {
     quiet_polls_deliver("4", true);
 }
