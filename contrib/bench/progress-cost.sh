@@ -11,8 +11,8 @@
 # the order rotated every repetition:
 #   srqud      the defaults: up to UCX_SRQUD_QUIET_POLLS (4) calls in a row
 #              look at the receive CQ only
-#   srqud-q0   UCX_SRQUD_QUIET_POLLS=0: every call takes the async lock,
-#              reads the clock and looks at everything
+#   srqud-q0   UCX_SRQUD_QUIET_POLLS=0: every call reads the clock and
+#              looks at everything
 #   ud_verbs, rc_verbs
 # REPS repetitions (default 5) of 5 loops of CALLS calls (default 400000);
 # a repetition's figure is the median of its loops. Output: per variant

@@ -40,8 +40,8 @@ static void usage(FILE *f)
 }
 
 
-/* @a n calls; 0 if none reported work */
-static int progress_loop(uct_iface_h iface, unsigned long n)
+/* @a n calls; exit(1) if any reported work */
+static void progress_loop(const char *tl, uct_iface_h iface, unsigned long n)
 {
     unsigned long i;
     unsigned count = 0;
@@ -49,7 +49,11 @@ static int progress_loop(uct_iface_h iface, unsigned long n)
     for (i = 0; i < n; ++i) {
         count += uct_iface_progress(iface);
     }
-    return count != 0;
+    if (count != 0) {
+        fprintf(stderr, "progress_cost: %s: an idle interface reported work\n",
+                tl);
+        exit(1);
+    }
 }
 
 
@@ -80,20 +84,12 @@ int main(int argc, char **argv)
 
     bench_ctx_open(&ctx, tl, dev);
     bench_iface_open(&ctx, &ifc);
-    if (progress_loop(ifc.iface, calls / 10)) {
-        fprintf(stderr, "progress_cost: %s: an idle interface reported work\n",
-                tl);
-        return 1;
-    }
+    progress_loop(tl, ifc.iface, calls / 10);
 
     for (r = 0; r < loops; ++r) {
         before = bench_srqud_stats(&ctx, ifc.iface);
         t0     = now_ns();
-        if (progress_loop(ifc.iface, calls)) {
-            fprintf(stderr, "progress_cost: %s: an idle interface reported "
-                    "work\n", tl);
-            return 1;
-        }
+        progress_loop(tl, ifc.iface, calls);
         t1    = now_ns();
         after = bench_srqud_stats(&ctx, ifc.iface);
         printf("%s %.1f %lu %lu\n", tl, (t1 - t0) / calls,

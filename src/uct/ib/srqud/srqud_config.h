@@ -46,8 +46,8 @@ typedef struct uct_srqud_iface_config {
     double                   tx_batch_wait;  /* ... while the user sends */
     unsigned                 tx_cq_moderation; /* a completion every N */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */
-    unsigned                 quiet_polls;    /* empty progress calls without
-                                                the lock and the clock */
+    unsigned                 quiet_polls;    /* empty progress calls that
+                                                only look at the receive CQ */
     unsigned                 srq_size;       /* Receive buffers kept posted */
     unsigned                 srq_max_size;   /* ... grown up to this */
     unsigned long            srq_limit;      /* UCS_ULUNITS_AUTO: Eq. 5 */

@@ -213,12 +213,11 @@ static UCS_F_ALWAYS_INLINE int
 uct_srqud_progress_quiet(uct_srqud_iface_t *iface)
 {
     return ((iface->tx.user_sends | iface->tx.batch_count | iface->tx.recent |
-             iface->rx.stash_count | iface->tx.stash_count |
-             (unsigned)iface->async.ran | (unsigned)iface->async.back_due |
-             (unsigned)iface->async.wd_hold | (unsigned)iface->tx.flushed |
-             (unsigned)iface->tx.poll_unsignaled |
-             (unsigned)iface->tx.qp_error) == 0) &&
-           !uct_srqud_tx_signaled_pending(iface) &&
+             iface->rx.stash_count | (unsigned)iface->async.ran |
+             (unsigned)iface->async.back_due |
+             (unsigned)iface->async.wd_hold |
+             (unsigned)iface->tx.flushed) == 0) &&
+           uct_srqud_tx_cq_idle(iface) &&
            ucs_queue_is_empty(&iface->async.rx_q) &&
            !uct_srqud_proto_pending(iface) &&
            ucs_arbiter_is_empty(&iface->tx.arbiter);
@@ -279,26 +278,19 @@ unsigned uct_srqud_progress(uct_iface_h tl_iface)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
     unsigned count;
-    int ret;
 
     uct_srqud_enter(iface);
     if ((iface->async.quiet_left > 0) && uct_srqud_progress_quiet(iface)) {
         --iface->async.quiet_left;
-        ret = ibv_poll_cq(iface->recv_cq,
-                          ucs_min(iface->config.rx_max_poll,
-                                  UCT_SRQUD_STASH_MAX),
-                          iface->rx.stash);
-        if (ucs_likely(ret == 0)) {
+        /* the stash was empty: the full call takes these first */
+        iface->rx.stash_count = uct_srqud_rx_poll_cq(
+                iface, iface->rx.stash,
+                ucs_min(iface->config.rx_max_poll, UCT_SRQUD_STASH_MAX));
+        if (ucs_likely(iface->rx.stash_count == 0)) {
             ++iface->stats.progress_quiet;
             uct_srqud_leave(iface);
             return 0;
         }
-        if (ucs_unlikely(ret < 0)) {
-            ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name,
-                      ret);
-        }
-        /* the stash was empty: the full call takes these first */
-        iface->rx.stash_count = ret;
         ++iface->stats.progress_early;
     }
 

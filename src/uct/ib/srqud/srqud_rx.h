@@ -77,27 +77,37 @@ uct_srqud_rx_payload(uct_srqud_iface_t *iface, uct_srqud_recv_desc_t *desc)
 }
 
 
-/* Receive completions: those event_arm stashed first, then the CQ's. The
+/* Up to @a max completions from the receive CQ into @a wcs; their count */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_srqud_rx_poll_cq(uct_srqud_iface_t *iface, struct ibv_wc *wcs,
+                     unsigned max)
+{
+    int ret = ibv_poll_cq(iface->recv_cq, max, wcs);
+
+    if (ucs_unlikely(ret < 0)) {
+        ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);
+    }
+    return ret;
+}
+
+
+/* Receive completions: those event_arm or a quiet progress call stashed
+ * first, then the CQ's. The
  * stash is empty on nearly every call, and a busy-polling user makes
  * millions of them: inline, no calls for nothing. */
 static UCS_F_ALWAYS_INLINE unsigned
 uct_srqud_rx_poll(uct_srqud_iface_t *iface, struct ibv_wc *wcs, unsigned max)
 {
     unsigned count = 0;
-    int ret;
 
     if (ucs_unlikely(iface->rx.stash_count > 0)) {
         count = uct_srqud_rx_unstash(iface, wcs, max);
     }
 
-    ret = ibv_poll_cq(iface->recv_cq,
-                      ucs_min(ucs_min(iface->config.rx_max_poll,
-                                      UCT_SRQUD_RX_POLL_MAX), max - count),
-                      wcs + count);
-    if (ucs_unlikely(ret < 0)) {
-        ucs_fatal("%s: ibv_poll_cq(recv) failed: %d", iface->md->name, ret);
-    }
-    count += ret;
+    count += uct_srqud_rx_poll_cq(iface, wcs + count,
+                                  ucs_min(ucs_min(iface->config.rx_max_poll,
+                                                  UCT_SRQUD_RX_POLL_MAX),
+                                          max - count));
 
     /* Buffers leave the SRQ when the completion is polled: lent to us,
      * told to the pool with the next refill (uct_srqud_rx_report) */

@@ -89,10 +89,11 @@ typedef struct uct_srqud_iface_stats {
     unsigned long tx_idle_steps;      /* of those, steps whose sends
                                          batched into an idle queue
                                          (TX_BATCH_IDLE) */
-    unsigned long progress_quiet;     /* progress calls that found nothing
-                                         without the lock (QUIET_POLLS) */
-    unsigned long progress_early;     /* ... that found receive completions
-                                         there, then took the lock */
+    unsigned long progress_quiet;     /* progress calls that only looked at
+                                         the receive CQ and found nothing
+                                         (QUIET_POLLS) */
+    unsigned long progress_early;     /* ... and found completions there,
+                                         then made a full call */
     unsigned long timer_sets;         /* the watchdog set (a system call):
                                          by progress once a tick, and for
                                          send batches (TX_HOLD) */

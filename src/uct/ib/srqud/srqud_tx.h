@@ -164,13 +164,22 @@ uct_srqud_tx_desc_neth(uct_srqud_send_desc_t *desc)
 }
 
 
+/* No send completion can be waiting: none stashed, no signaled send
+ * outstanding, no reason to look for those of unsignaled ones */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_cq_idle(const uct_srqud_iface_t *iface)
+{
+    return (iface->tx.stash_count == 0) &&
+           !uct_srqud_tx_signaled_pending(iface) &&
+           !iface->tx.poll_unsignaled && !iface->tx.qp_error;
+}
+
+
 /* Send completions, when there can be any: a ping-pong's sends are
  * unsignaled, and its progress calls need not look at the send CQ */
 static UCS_F_ALWAYS_INLINE unsigned uct_srqud_tx_poll(uct_srqud_iface_t *iface)
 {
-    if (ucs_likely((iface->tx.stash_count == 0) &&
-                   !uct_srqud_tx_signaled_pending(iface) &&
-                   !iface->tx.poll_unsignaled && !iface->tx.qp_error)) {
+    if (ucs_likely(uct_srqud_tx_cq_idle(iface))) {
         return 0;
     }
     return uct_srqud_tx_poll_cq(iface);
