@@ -21,8 +21,10 @@
  *
  *   uct_exch -t srqud -d rxe0:1 -N 4 -c sendrecv,rdbl -s 8,1k
  *
- * A message from a rank that is not the step's partner, of another length
- * or too far ahead is an error (exit 1).
+ * Over srqud each rank then prints its interface's packets, doorbells and
+ * acknowledgements on stderr, a line starting with '#'. A message from a
+ * rank that is not the step's partner, of another length or too far ahead
+ * is an error (exit 1).
  */
 
 #include "bench_uct.h"
@@ -354,6 +356,16 @@ static void rank_main(rank_t *r, double *samples)
         }
     }
     barrier(r);
+    if (!strcmp(o->tl, "srqud")) {
+        /* what each message cost in packets and doorbells (system calls on
+         * Soft-RoCE), on stderr: the rows on stdout are the table's */
+        uct_srqud_iface_stats_t st = bench_srqud_stats(&r->ctx, r->ifc.iface);
+
+        fprintf(stderr, "# srqud rank %d: tx_packets %lu doorbells %lu "
+                "acks_sent %lu acks_ridden %lu back_acks_sent %lu\n",
+                r->rank, st.tx_packets, st.tx_doorbells, st.acks_sent,
+                st.acks_ridden, st.back_acks_sent);
+    }
 }
 
 

@@ -247,6 +247,15 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "ACK_DELAY. At most half of ACK_DELAY takes effect.",
      ucs_offsetof(uct_srqud_iface_config_t, back_ack_delay), UCS_CONFIG_TYPE_TIME},
 
+    {"ACK_RIDE", "y",
+     "An acknowledgement that no reply took along and that has waited half\n"
+     "of ACK_DELAY goes in the doorbell of the user's next active message,\n"
+     "to whichever peer, as a packet of its own beside it, instead of\n"
+     "ringing one of its own once ACK_DELAY has passed. Where ranks send\n"
+     "around a ring no reply comes back; on Soft-RoCE each doorbell of a\n"
+     "UD QP is a system call and a wakeup of the softirq thread.",
+     ucs_offsetof(uct_srqud_iface_config_t, ack_ride), UCS_CONFIG_TYPE_BOOL},
+
     {"RTO_MIN", "20ms",
      "Retransmission timeout; it doubles on every expiry up to RTO_MAX and\n"
      "returns to RTO_MIN when an acknowledgement arrives.",
@@ -561,6 +570,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                                            config->ack_thresh);
     iface->config.back_ack_delay = ucs_time_from_sec(
             ucs_min(config->back_ack_delay, config->ack_delay / 2));
+    iface->config.ack_ride       = config->ack_ride;
+    iface->config.ack_ride_lead  = ucs_time_from_sec(config->ack_delay / 2);
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);
     iface->config.async_tick     = ucs_time_from_sec(config->async_tick);

@@ -70,6 +70,8 @@ typedef struct uct_srqud_iface_config {
     int                      back_ack;       /* acks ride on replies */
     unsigned                 back_ack_every; /* ... once this many are owed */
     double                   back_ack_delay; /* ... or once waited this, s */
+    int                      ack_ride;       /* owed acks join the user's
+                                                doorbells */
     double                   rto_min;        /* retransmission timeout, s */
     double                   rto_max;
     double                   peer_timeout;   /* no progress: peer is dead */

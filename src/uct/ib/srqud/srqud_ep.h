@@ -240,6 +240,25 @@ uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep, int now)
  * UCS_TIME_INFINITY) */
 void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now);
 
+/* Does an owed acknowledgement go in the doorbell of the user's active
+ * message being sent (ACK_RIDE)? One has waited half of ACK_DELAY (by the
+ * clock of the last progress, as BACK_ACK reads it) or is due at once, and
+ * the send is the user's own and its message's last packet: a progress
+ * call rings what it sends in one doorbell anyway. */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_acks_ride_due(uct_srqud_iface_t *iface)
+{
+    return !ucs_list_is_empty(&iface->rx.ack_list) && iface->config.ack_ride &&
+           (iface->async.last_progress + iface->config.ack_ride_lead >=
+            iface->rx.ack_due) &&
+           !iface->tx.chain && !iface->async.user_progress &&
+           !iface->async.active;
+}
+
+/* Send the acknowledgements uct_srqud_ep_acks_ride_due found, into the
+ * send batch of the user's message */
+void uct_srqud_ep_acks_ride(uct_srqud_iface_t *iface);
+
 /* Retransmission timers and peer failure detection */
 void uct_srqud_ep_timers_check(uct_srqud_iface_t *iface, ucs_time_t now);
 

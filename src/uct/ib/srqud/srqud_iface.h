@@ -158,6 +158,9 @@ struct uct_srqud_iface {
         int                  back_ack;     /* acks ride on replies (RoCE) */
         unsigned             back_ack_every; /* packets owed before one does */
         ucs_time_t           back_ack_delay; /* ... or time waited */
+        int                  ack_ride;     /* owed acks join the user's
+                                              doorbells (ACK_RIDE) ... */
+        ucs_time_t           ack_ride_lead; /* ... once due this soon */
         ucs_time_t           rto_min;
         ucs_time_t           rto_max;
         ucs_time_t           peer_timeout;
