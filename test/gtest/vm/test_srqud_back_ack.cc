@@ -195,16 +195,17 @@ namespace {
 
 /* ACK_RIDE: the receiver owes the ping's ack; no trailer takes it
  * (BACK_ACK=n, as for a peer it sends nothing to), and ACK_DELAY is long
- * (900 ms, RTO_MIN 1 s) so that it cannot leave alone while the test looks.
- * Once it has waited half of ACK_DELAY by the receiver's progress, the
- * receiver's next AM takes it into its doorbell. */
+ * (3 s, RTO_MIN 4 s) so that it cannot leave alone while the test looks,
+ * however slow the machine. Once it has waited half of ACK_DELAY by the
+ * receiver's progress, the receiver's next AM takes it into its doorbell. */
 class srqud_ack_ride : public srqud_back_ack {
 public:
     void open_ride(const char *ride)
     {
         set_env("UCX_SRQUD_ACK_RIDE", ride);
-        set_env("UCX_SRQUD_RTO_MIN", "1s");
-        set_env("UCX_SRQUD_ACK_DELAY", "900ms");
+        set_env("UCX_SRQUD_RTO_MIN", "4s");
+        set_env("UCX_SRQUD_RTO_MAX", "4s");
+        set_env("UCX_SRQUD_ACK_DELAY", "3s");
         set_env("UCX_SRQUD_BACK_ACK", "n");
         ASSERT_NO_FATAL_FAILURE(open_pair(PING, 1));
         ASSERT_UCS_OK(pongs.attach(*sender, PONG));
@@ -213,20 +214,45 @@ public:
         ASSERT_NO_FATAL_FAILURE(flush_both());
     }
 
-    /* a ping the receiver takes and owes the ack of; after 500 ms and a
-     * full progress call (a quiet call, QUIET_POLLS, leaves the clock), the
-     * receiver's pong. Its counters before and after the pong's send. */
-    void pong_after_half_the_delay()
+    /* a ping the receiver takes and owes the ack of; after 1.6 s and a
+     * full progress call (a quiet call, QUIET_POLLS, leaves the clock),
+     * the receiver's pong 3 by @a send_pong. Its counters before and after
+     * the pong's send. */
+    template <typename F>
+    void pong_after_half_the_delay(F send_pong)
     {
         ASSERT_UCS_OK(send(ep, PING, 3));
         ASSERT_TRUE(progress_both_until([&] { return log.count == 3; }));
-        usleep(500000);
+        usleep(1600000);
         for (int i = 0; i < 8; ++i) {
             receiver->progress();
         }
         before = srqud_stats(receiver->handle);
-        ASSERT_UCS_OK(send(back_ep, PONG, 3));
+        ASSERT_NO_FATAL_FAILURE(send_pong());
         after  = srqud_stats(receiver->handle);
+    }
+
+    void pong_short()
+    {
+        ASSERT_UCS_OK(send(back_ep, PONG, 3));
+    }
+
+    /* one doorbell took the ack behind the pong's @a packets packets, and
+     * the sender's window empties from its own progress alone, with the
+     * pong intact */
+    void expect_ridden(unsigned packets)
+    {
+        EXPECT_EQ(before.acks_ridden + 1, after.acks_ridden);
+        EXPECT_EQ(before.acks_sent + 1, after.acks_sent);
+        EXPECT_EQ(before.tx_packets + packets + 1, after.tx_packets);
+        EXPECT_EQ(before.tx_doorbells + 1, after.tx_doorbells);
+
+        EXPECT_TRUE(progress_until(*sender, [&] {
+            return (pongs.count == 3) && (uct_ep_flush(ep, 0, NULL) == UCS_OK);
+        })) << "the ping's ack did not arrive with the pong";
+        EXPECT_EQ(0u, pongs.bad);
+        EXPECT_TRUE(pongs.in_order());
+        EXPECT_EQ(0u, srqud_stats(sender->handle).tx_retransmits);
     }
 
     uct_srqud_iface_stats_t before, after;
@@ -235,32 +261,44 @@ public:
 } // namespace
 
 
-/* The ack goes in the pong's doorbell, as a packet of its own behind it:
- * one doorbell, two packets. The sender's window empties from its own
- * progress alone, with the pong intact. */
+/* The ack goes in the pong's doorbell, as a packet of its own behind it */
 TEST_F(srqud_ack_ride, an_owed_ack_takes_the_next_doorbell)
 {
     ASSERT_NO_FATAL_FAILURE(open_ride("y"));
-    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay());
+    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay([&] { pong_short(); }));
+    ASSERT_NO_FATAL_FAILURE(expect_ridden(1));
+}
 
-    EXPECT_EQ(before.acks_ridden + 1, after.acks_ridden);
-    EXPECT_EQ(before.acks_sent + 1, after.acks_sent);
-    EXPECT_EQ(before.tx_packets + 2, after.tx_packets);
-    EXPECT_EQ(before.tx_doorbells + 1, after.tx_doorbells);
+/* A pong of two packets (AM_PACKETS 2): the ack joins the batch of its
+ * packets, one doorbell for the three */
+TEST_F(srqud_ack_ride, behind_a_message_of_two_packets)
+{
+    set_env("UCX_SRQUD_AM_PACKETS", "2");
+    ASSERT_NO_FATAL_FAILURE(open_ride("y"));
+    const size_t length = receiver->attr.cap.am.max_bcopy;
+    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay([&] {
+        ASSERT_EQ((ssize_t)length, send_seq_bcopy(back_ep, PONG, 3, length));
+    }));
+    EXPECT_EQ(before.tx_am_chains + 1, after.tx_am_chains)
+        << "a message of " << length << " bytes was not two packets";
+    ASSERT_NO_FATAL_FAILURE(expect_ridden(2));
+}
 
-    EXPECT_TRUE(progress_until(*sender, [&] {
-        return (pongs.count == 3) && (uct_ep_flush(ep, 0, NULL) == UCS_OK);
-    })) << "the ping's ack did not arrive with the pong";
-    EXPECT_EQ(0u, pongs.bad);
-    EXPECT_TRUE(pongs.in_order());
-    EXPECT_EQ(0u, srqud_stats(sender->handle).tx_retransmits);
+/* With sends held for a batch (TX_BATCH_IDLE=y) the pong would wait for
+ * the next progress; the ride rings it with the ack at once */
+TEST_F(srqud_ack_ride, rings_a_held_batch)
+{
+    set_env("UCX_SRQUD_TX_BATCH_IDLE", "y");
+    ASSERT_NO_FATAL_FAILURE(open_ride("y"));
+    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay([&] { pong_short(); }));
+    ASSERT_NO_FATAL_FAILURE(expect_ridden(1));
 }
 
 /* The control: with ACK_RIDE=n the pong goes alone and the ack stays owed */
 TEST_F(srqud_ack_ride, off_the_ack_waits_for_its_delay)
 {
     ASSERT_NO_FATAL_FAILURE(open_ride("n"));
-    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay());
+    ASSERT_NO_FATAL_FAILURE(pong_after_half_the_delay([&] { pong_short(); }));
 
     EXPECT_EQ(0u, after.acks_ridden);
     EXPECT_EQ(before.acks_sent, after.acks_sent);

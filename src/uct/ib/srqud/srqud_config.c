@@ -570,7 +570,9 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                                            config->ack_thresh);
     iface->config.back_ack_delay = ucs_time_from_sec(
             ucs_min(config->back_ack_delay, config->ack_delay / 2));
-    iface->config.ack_ride       = config->ack_ride;
+    /* with TX_BATCH 1 nothing shares a doorbell */
+    iface->config.ack_ride       = config->ack_ride &&
+                                   (iface->config.tx_batch > 1);
     iface->config.ack_ride_lead  = ucs_time_from_sec(config->ack_delay / 2);
     iface->config.rto_max        = ucs_time_from_sec(config->rto_max);
     iface->config.peer_timeout   = ucs_time_from_sec(config->peer_timeout);

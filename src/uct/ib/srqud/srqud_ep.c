@@ -687,15 +687,18 @@ void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now)
 /* As the next progress would send them ACK_DELAY / 2 from its last one:
  * those queued that long before the last progress, and the urgent ones.
  * They are not the user's sends: a step of one message and an ack is a
- * step of one (TX_BATCH_IDLE=auto) */
+ * step of one (TX_BATCH_IDLE=auto), and acks to the 7 peers of an
+ * Alltoall do not make its next sends wait for a batch (TX_BATCH_AFTER) */
 void uct_srqud_ep_acks_ride(uct_srqud_iface_t *iface)
 {
     unsigned long sent = iface->stats.acks_sent + iface->stats.nacks_sent;
     unsigned user_sends = iface->tx.user_sends;
+    unsigned recent     = iface->tx.recent;
 
     uct_srqud_ep_acks_send(iface, iface->async.last_progress +
                                   iface->config.ack_ride_lead);
     iface->tx.user_sends      = user_sends;
+    iface->tx.recent          = recent;
     iface->stats.acks_ridden += iface->stats.acks_sent +
                                 iface->stats.nacks_sent - sent;
 }

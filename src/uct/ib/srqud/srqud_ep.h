@@ -244,7 +244,9 @@ void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now);
  * message being sent (ACK_RIDE)? One has waited half of ACK_DELAY (by the
  * clock of the last progress, as BACK_ACK reads it) or is due at once, and
  * the send is the user's own and its message's last packet: a progress
- * call rings what it sends in one doorbell anyway. */
+ * call rings what it sends in one doorbell anyway. Not into a failed QP:
+ * the acks would count as sent and be lost; the progress that resets it
+ * sends them after. */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_ep_acks_ride_due(uct_srqud_iface_t *iface)
 {
@@ -252,11 +254,12 @@ uct_srqud_ep_acks_ride_due(uct_srqud_iface_t *iface)
            (iface->async.last_progress + iface->config.ack_ride_lead >=
             iface->rx.ack_due) &&
            !iface->tx.chain && !iface->async.user_progress &&
-           !iface->async.active;
+           !iface->async.active && !iface->tx.qp_error;
 }
 
 /* Send the acknowledgements uct_srqud_ep_acks_ride_due found, into the
- * send batch of the user's message */
+ * send batch of the user's message (they count as neither the user's
+ * sends nor recent ones) */
 void uct_srqud_ep_acks_ride(uct_srqud_iface_t *iface);
 
 /* Retransmission timers and peer failure detection */

@@ -62,7 +62,7 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
     uct_srqud_ep_t *pep = NULL;
     uct_srqud_back_ack_t back;
     ucs_status_t status;
-    int ride, ring = 0;
+    int ride;
 
     desc->length = sizeof(uct_srqud_neth_t) + length;
 
@@ -90,11 +90,11 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
 
     /* acks owed to other peers (or that no trailer could take) go in
      * this message's doorbell, behind it, rather than ring their own
-     * later: a batch the message and they start is rung here, one already
-     * started (a message of several packets, held sends) by its owner */
+     * later. The batch is rung here, also one the message joined (a
+     * message's earlier packets, held sends): in it, the message's age
+     * check (TX_BATCH_WAIT) is skipped, and rides are rare. */
     ride = uct_srqud_ep_acks_ride_due(iface);
     if (ucs_unlikely(ride)) {
-        ring            = (iface->tx.batch_count == 0);
         iface->tx.chain = 1;
     }
 
@@ -104,9 +104,7 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
             uct_srqud_ep_acks_ride(iface);
         }
         iface->tx.chain = 0;
-        if (ring) {
-            uct_srqud_tx_ring(iface);
-        }
+        uct_srqud_tx_ring(iface);
     }
     if (ucs_unlikely(status != UCS_OK)) {
         if (pep != NULL) {

@@ -131,10 +131,10 @@ typedef struct uct_srqud_iface_stats {
                                          new one at the bound of those
                                          begun (never acknowledged: the
                                          sender resends them) */
-    unsigned long acks_ridden;        /* acks (in acks_sent) that went in
-                                         the doorbell of a user's AM
-                                         instead of one of their own
-                                         (ACK_RIDE) */
+    unsigned long acks_ridden;        /* acks and nacks (in acks_sent,
+                                         nacks_sent) that went in the
+                                         doorbell of a user's AM instead
+                                         of one of their own (ACK_RIDE) */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
     unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */
