@@ -240,6 +240,16 @@ uct_srqud_ep_schedule_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep, int now)
  * UCS_TIME_INFINITY) */
 void uct_srqud_ep_acks_send(uct_srqud_iface_t *iface, ucs_time_t now);
 
+/* Does an owed acknowledgement fall due (ACK_DELAY after it was queued)
+ * within @a within of the last progress, by that call's clock, or is one
+ * due at once? What a reply (BACK_ACK) and a ride (ACK_RIDE) ask before
+ * they take owed acks along, without reading the clock. */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_ep_ack_due_within(const uct_srqud_iface_t *iface, ucs_time_t within)
+{
+    return iface->async.last_progress + within >= iface->rx.ack_due;
+}
+
 /* Does an owed acknowledgement go in the doorbell of the user's active
  * message being sent (ACK_RIDE)? One has waited half of ACK_DELAY (by the
  * clock of the last progress, as BACK_ACK reads it) or is due at once, and
@@ -251,8 +261,7 @@ static UCS_F_ALWAYS_INLINE int
 uct_srqud_ep_acks_ride_due(uct_srqud_iface_t *iface)
 {
     return !ucs_list_is_empty(&iface->rx.ack_list) && iface->config.ack_ride &&
-           (iface->async.last_progress + iface->config.ack_ride_lead >=
-            iface->rx.ack_due) &&
+           uct_srqud_ep_ack_due_within(iface, iface->config.ack_ride_lead) &&
            !iface->tx.chain && !iface->async.user_progress &&
            !iface->async.active && !iface->tx.qp_error;
 }

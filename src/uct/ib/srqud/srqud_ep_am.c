@@ -74,8 +74,8 @@ uct_srqud_ep_am_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
      * 0) */
     if (!ucs_list_is_empty(&iface->rx.ack_list) && iface->config.back_ack &&
         (iface->rx.carry_due ||
-         (iface->async.last_progress + iface->config.ack_delay -
-          iface->config.back_ack_delay >= iface->rx.ack_due)) &&
+         uct_srqud_ep_ack_due_within(iface, iface->config.ack_delay -
+                                            iface->config.back_ack_delay)) &&
         (desc->num_zsge == 0) &&
         (desc->length + sizeof(back) <= iface->config.seg_size)) {
         pep = uct_srqud_back_ack_take(iface, ep, &back);

@@ -102,9 +102,11 @@ struct uct_srqud_iface {
         struct uct_srqud_tx_batch_wr *batch;
         unsigned             batch_count;
         ucs_time_t           batch_start; /* when its first send came */
-        int                  chain;       /* the packets being posted are
-                                             one message's: they batch, and
-                                             the last one rings */
+        int                  chain;       /* the packets being posted batch
+                                             and their poster rings them:
+                                             one message's, or a message
+                                             and the acks riding behind it
+                                             (ACK_RIDE) */
     } tx;
 
     /* Settings as applied by srqud_config.c (see there for each one), and
