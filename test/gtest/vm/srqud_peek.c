@@ -40,3 +40,18 @@ int srqud_peek_ep_can_send(uct_ep_h tl_ep)
     return uct_srqud_tx_has_resources(iface) &&
            uct_srqud_ep_tx_window_open(iface, ep);
 }
+
+
+void srqud_peek_tx_pool(uct_iface_h tl_iface, unsigned *chunks, unsigned *elems)
+{
+    uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
+    const ucs_mpool_chunk_t *chunk;
+
+    *chunks = 0;
+    *elems  = 0;
+    for (chunk = iface->tx.mp.data->chunks; chunk != NULL;
+         chunk = chunk->next) {
+        ++*chunks;
+        *elems += chunk->num_elems;
+    }
+}

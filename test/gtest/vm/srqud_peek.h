@@ -31,6 +31,9 @@ int srqud_peek_busy_pool_qp(uct_iface_h iface, srqud_peek_pool_qp_t *info);
  * (what a pending_add that answers BUSY finds) */
 int srqud_peek_ep_can_send(uct_ep_h ep);
 
+/* The send descriptor pool of @a iface: chunks allocated, elements in them */
+void srqud_peek_tx_pool(uct_iface_h iface, unsigned *chunks, unsigned *elems);
+
 #ifdef __cplusplus
 }
 #endif

@@ -282,6 +282,43 @@ TEST_F(srqud_am_batched, batched_sends_leave_while_the_sender_computes)
     EXPECT_GT(srqud_stats(sender->handle).tx_doorbells, st.tx_doorbells);
 }
 
+/* A send descriptor is held until its packet is acknowledged: TX_QUEUE_LEN
+ * + TX_WINDOW of them are allocated and registered at iface open, and a
+ * window of sends to a receiver that does not progress allocates no more.
+ * Grown on demand (128 a chunk before), each chunk was a registration in
+ * the middle of the sends: milliseconds on Soft-RoCE. */
+TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
+{
+    const unsigned queue_len = 128, window = 128, msgs = 120;
+    unsigned chunks, elems;
+    iface_pair pair;
+
+    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "128");
+    pair.set_env("UCX_SRQUD_TX_WINDOW", "128");
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+    srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
+    EXPECT_EQ(1u, chunks);
+    EXPECT_GE(elems, queue_len + window);
+
+    const size_t length = pair.sender->attr.cap.am.max_bcopy;
+    for (uint64_t seq = 1; seq <= msgs; ++seq) {
+        /* the sender's own progress frees send queue slots; the receiver
+         * takes nothing, so no acknowledgement frees a descriptor */
+        ASSERT_EQ(UCS_OK, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+            ssize_t ret = send_seq_bcopy(pair.ep, AM_ID, seq, length);
+            return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+        }, [&] { pair.sender->progress(); }, 10000000ul))
+            << "send " << seq << " of a window of " << window;
+    }
+    srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
+    EXPECT_EQ(1u, chunks) << elems << " descriptors";
+
+    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == msgs; }))
+        << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
 TEST(srqud_am_batch, off_posts_every_send_alone)
 {
     iface_pair pair;

@@ -75,13 +75,27 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                    sizeof(uct_srqud_neth_t)),
                                   sizeof(uct_srqud_send_desc_t),
                                   UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
-                                  iface->config.tx_qlen,
+                                  iface->config.tx_qlen +
+                                  iface->config.tx_window,
                                   uct_srqud_tx_desc_init, "srqud_tx");
     if (status != UCS_OK) {
         ucs_free(iface->tx.batch);
         iface->tx.batch = NULL;
+        return status;
     }
-    return status;
+
+    /* A descriptor is held until its packet is acknowledged, so a stream
+     * to one peer holds up to a window of them besides the send queue's.
+     * The first chunk is allocated and registered now: grown on demand,
+     * each chunk was a registration in the middle of the user's sends, a
+     * stall of milliseconds on Soft-RoCE (docs/notes/mpi-small-messages.md,
+     * "Send descriptors allocated at iface open"). On failure the pool
+     * still grows on demand. */
+    ucs_mpool_grow(&iface->tx.mp, (config->tx_mp.bufs_grow != 0) ?
+                                  config->tx_mp.bufs_grow :
+                                  iface->config.tx_qlen +
+                                  iface->config.tx_window);
+    return UCS_OK;
 }
 
 
