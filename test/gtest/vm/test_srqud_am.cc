@@ -319,6 +319,55 @@ TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
     EXPECT_EQ(0u, pair.log.bad);
 }
 
+/* Batched sends are signaled, one completion each. A sender that sends
+ * until the queue is out of slots and only then progresses (a broadcast's
+ * root: its calls end without progress) gets more than TX_MAX_POLL slots
+ * back from that call: the CQ is polled until half the queue is free.
+ * With TX_MAX_POLL a call it was out again within TX_MAX_POLL sends. */
+TEST(srqud_tx_poll, one_progress_frees_half_the_queue)
+{
+    const unsigned queue_len = 128, max_poll = 4;
+    unsigned sent = 0, first, second;
+    uint64_t payload = 0;
+    iface_pair pair;
+
+    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "128");
+    pair.set_env("UCX_SRQUD_TX_CQ_MODERATION", "32");
+    pair.set_env("UCX_SRQUD_TX_MAX_POLL", "4");
+    pair.set_env("UCX_SRQUD_TX_WINDOW", "1024");
+    pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", "0");
+    /* no async progress or hold timer within the test: only the user's
+     * call may poll the send CQ */
+    pair.set_env("UCX_SRQUD_ASYNC_TICK", "1s");
+    pair.set_env("UCX_SRQUD_TX_HOLD", "1s");
+    pair.set_env("UCX_SRQUD_RTO_MIN", "2s");
+    pair.set_env("UCX_SRQUD_RTO_MAX", "2s");
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+
+    auto send_until_full = [&] {
+        unsigned n = 0;
+        while (uct_ep_am_short(pair.ep, AM_ID, sent + 1, &payload, 0) ==
+               UCS_OK) {
+            ++sent;
+            ++n;
+        }
+        return n;
+    };
+
+    first = send_until_full();
+    EXPECT_GE(first, queue_len / 2) << "sends before the queue was full";
+    usleep(20000); /* the device completes the batches rung so far */
+    pair.sender->progress();
+    second = send_until_full();
+    EXPECT_GE(second, queue_len / 2 - max_poll)
+        << "sends after one progress call (TX_MAX_POLL " << max_poll << ")";
+
+    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == sent; }))
+        << "received " << pair.log.count << " of " << sent;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
 TEST(srqud_am_batch, off_posts_every_send_alone)
 {
     iface_pair pair;

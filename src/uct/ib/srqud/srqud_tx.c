@@ -652,7 +652,7 @@ ucs_status_t uct_srqud_tx_post_inline(uct_srqud_iface_t *iface,
 unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
 {
     struct ibv_wc wcs[64];
-    unsigned i, count;
+    unsigned i, count, max;
     int ret;
 
     count = iface->tx.stash_count;
@@ -665,18 +665,27 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
         ucs_unlikely(iface->tx.poll_unsignaled &&
                      (iface->tx.sn != iface->tx.comp_sn))) {
         iface->tx.poll_unsignaled = 0;
-        ret = ibv_poll_cq(iface->send_cq,
-                          ucs_min(iface->config.tx_max_poll,
-                                  ucs_static_array_size(wcs)),
-                          wcs);
-        if (ucs_unlikely(ret < 0)) {
-            ucs_fatal("%s: ibv_poll_cq(send) failed: %d", iface->md->name, ret);
-        }
+        max = ucs_min(iface->config.tx_max_poll, ucs_static_array_size(wcs));
+        /* Every batched send is signaled, so a sender that streams and
+         * progresses only when the queue is out of slots finds up to one
+         * completion per send: TX_MAX_POLL of them a call and it was out
+         * again within TX_MAX_POLL sends, progressing for each few (a
+         * 2-rank broadcast's root, docs/notes/mpi-small-messages.md).
+         * While more than half the queue is taken, the CQ is polled until
+         * it is empty; each completion frees at least one slot. */
+        do {
+            ret = ibv_poll_cq(iface->send_cq, max, wcs);
+            if (ucs_unlikely(ret < 0)) {
+                ucs_fatal("%s: ibv_poll_cq(send) failed: %d",
+                          iface->md->name, ret);
+            }
 
-        for (i = 0; i < ret; ++i) {
-            uct_srqud_tx_complete(iface, &wcs[i]);
-        }
-        count += ret;
+            for (i = 0; i < ret; ++i) {
+                uct_srqud_tx_complete(iface, &wcs[i]);
+            }
+            count += ret;
+        } while ((ret == (int)max) &&
+                 (iface->tx.available < (int)iface->config.tx_qlen / 2));
     }
 
     if (ucs_unlikely(iface->tx.qp_error)) {
