@@ -319,6 +319,22 @@ TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
     EXPECT_EQ(0u, pair.log.bad);
 }
 
+/* A large window is not registered whole at open: the first chunk stops
+ * at 1024 descriptors, and the pool grows when a window fills */
+TEST(srqud_tx_pool, a_large_window_is_not_allocated_at_open)
+{
+    const unsigned queue_len = 256, window = 4096;
+    unsigned chunks, elems;
+    iface_pair pair;
+
+    pair.set_env("UCX_SRQUD_TX_WINDOW", "4096");
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+    srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
+    EXPECT_EQ(1u, chunks);
+    EXPECT_GE(elems, 1024u);
+    EXPECT_LT(elems, queue_len + window);
+}
+
 /* Batched sends are signaled, one completion each. A sender that sends
  * until the queue is out of slots and only then progresses (a broadcast's
  * root: its calls end without progress) gets more than TX_MAX_POLL slots

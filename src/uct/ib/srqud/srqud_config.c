@@ -176,8 +176,8 @@ ucs_config_field_t uct_srqud_config_table[] = {
                                   ucs_offsetof(uct_srqud_iface_config_t, rx_mp),
                                   ""),
 
-    /* grow 0: TX_QUEUE_LEN + TX_WINDOW descriptors a chunk, the first at
-     * iface open (srqud_tx.c) */
+    /* grow 0: TX_QUEUE_LEN + TX_WINDOW descriptors a chunk (at most 1024),
+     * the first at iface open (srqud_tx.c) */
     UCT_SRQUD_MPOOL_CONFIG_FIELDS("TX_", -1, 0, "send",
                                   ucs_offsetof(uct_srqud_iface_config_t, tx_mp),
                                   ""),

@@ -16,6 +16,10 @@
 #include <string.h>
 
 
+/* Most send descriptors a chunk of the pool takes by default */
+#define UCT_SRQUD_TX_CHUNK_MAX 1024
+
+
 /* A send waiting for the doorbell: the work request with its own copy of
  * the gather list, and of the packet when it was inline from the caller's
  * stack (a descriptor's packet stays where it is until its completion) */
@@ -39,6 +43,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                const uct_srqud_iface_config_t *config)
 {
     ucs_status_t status;
+    unsigned grow;
 
     iface->tx.available  = iface->config.tx_qlen;
     iface->tx.sn         = 0;
@@ -65,6 +70,13 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     }
     ucs_queue_head_init(&iface->tx.outstanding);
     ucs_list_head_init(&iface->tx.active_list);
+    /* A descriptor is held until its packet is acknowledged, so a stream
+     * to one peer holds up to a window of them besides the send queue's: a
+     * chunk holds that many, up to as many as ud_verbs' pool starts with
+     * (a large TX_WINDOW must not register it all at open) */
+    grow = (config->tx_mp.bufs_grow != 0) ? config->tx_mp.bufs_grow :
+           ucs_min(iface->config.tx_qlen + iface->config.tx_window,
+                   UCT_SRQUD_TX_CHUNK_MAX);
     /* an am_bcopy of several packets is packed into its first
      * descriptor (srqud_ep_am.c) */
     status = uct_iface_mpool_init(&iface->super, &iface->tx.mp,
@@ -75,26 +87,19 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                    sizeof(uct_srqud_neth_t)),
                                   sizeof(uct_srqud_send_desc_t),
                                   UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
-                                  iface->config.tx_qlen +
-                                  iface->config.tx_window,
-                                  uct_srqud_tx_desc_init, "srqud_tx");
+                                  grow, uct_srqud_tx_desc_init, "srqud_tx");
     if (status != UCS_OK) {
         ucs_free(iface->tx.batch);
         iface->tx.batch = NULL;
         return status;
     }
 
-    /* A descriptor is held until its packet is acknowledged, so a stream
-     * to one peer holds up to a window of them besides the send queue's.
-     * The first chunk is allocated and registered now: grown on demand,
+    /* The first chunk is allocated and registered now: grown on demand,
      * each chunk was a registration in the middle of the user's sends, a
      * stall of milliseconds on Soft-RoCE (docs/notes/mpi-small-messages.md,
-     * "Send descriptors allocated at iface open"). On failure the pool
-     * still grows on demand. */
-    ucs_mpool_grow(&iface->tx.mp, (config->tx_mp.bufs_grow != 0) ?
-                                  config->tx_mp.bufs_grow :
-                                  iface->config.tx_qlen +
-                                  iface->config.tx_window);
+     * "Stalls of a 2-rank broadcast, traced"). On failure the pool still
+     * grows on demand. */
+    ucs_mpool_grow(&iface->tx.mp, grow);
     return UCS_OK;
 }
 
