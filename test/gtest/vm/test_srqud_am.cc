@@ -293,8 +293,8 @@ TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
     unsigned chunks, elems;
     iface_pair pair;
 
-    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "128");
-    pair.set_env("UCX_SRQUD_TX_WINDOW", "128");
+    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", std::to_string(queue_len).c_str());
+    pair.set_env("UCX_SRQUD_TX_WINDOW", std::to_string(window).c_str());
     ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
     srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
     EXPECT_EQ(1u, chunks);
@@ -327,7 +327,7 @@ TEST(srqud_tx_pool, a_large_window_is_not_allocated_at_open)
     unsigned chunks, elems;
     iface_pair pair;
 
-    pair.set_env("UCX_SRQUD_TX_WINDOW", "4096");
+    pair.set_env("UCX_SRQUD_TX_WINDOW", std::to_string(window).c_str());
     ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
     srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
     EXPECT_EQ(1u, chunks);
@@ -347,9 +347,9 @@ TEST(srqud_tx_poll, one_progress_frees_half_the_queue)
     uint64_t payload = 0;
     iface_pair pair;
 
-    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "128");
-    pair.set_env("UCX_SRQUD_TX_CQ_MODERATION", "32");
-    pair.set_env("UCX_SRQUD_TX_MAX_POLL", "4");
+    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", std::to_string(queue_len).c_str());
+    pair.set_env("UCX_SRQUD_TX_CQ_MODERATION", "32"); /* at most a quarter */
+    pair.set_env("UCX_SRQUD_TX_MAX_POLL", std::to_string(max_poll).c_str());
     pair.set_env("UCX_SRQUD_TX_WINDOW", "1024");
     pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", "0");
     /* no async progress or hold timer within the test: only the user's

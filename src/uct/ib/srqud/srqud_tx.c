@@ -42,8 +42,8 @@ static void uct_srqud_tx_desc_init(uct_iface_h tl_iface, void *obj,
 ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                const uct_srqud_iface_config_t *config)
 {
+    uct_srqud_send_desc_t *desc;
     ucs_status_t status;
-    unsigned grow;
 
     iface->tx.available  = iface->config.tx_qlen;
     iface->tx.sn         = 0;
@@ -72,11 +72,9 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     ucs_list_head_init(&iface->tx.active_list);
     /* A descriptor is held until its packet is acknowledged, so a stream
      * to one peer holds up to a window of them besides the send queue's: a
-     * chunk holds that many, up to as many as ud_verbs' pool starts with
-     * (a large TX_WINDOW must not register it all at open) */
-    grow = (config->tx_mp.bufs_grow != 0) ? config->tx_mp.bufs_grow :
-           ucs_min(iface->config.tx_qlen + iface->config.tx_window,
-                   UCT_SRQUD_TX_CHUNK_MAX);
+     * chunk holds that many by default (TX_BUFS_GROW 0), up to as many as
+     * ud_verbs' pool starts with (a large TX_WINDOW must not register it
+     * all at open) */
     /* an am_bcopy of several packets is packed into its first
      * descriptor (srqud_ep_am.c) */
     status = uct_iface_mpool_init(&iface->super, &iface->tx.mp,
@@ -87,7 +85,10 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                    sizeof(uct_srqud_neth_t)),
                                   sizeof(uct_srqud_send_desc_t),
                                   UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
-                                  grow, uct_srqud_tx_desc_init, "srqud_tx");
+                                  ucs_min(iface->config.tx_qlen +
+                                          iface->config.tx_window,
+                                          UCT_SRQUD_TX_CHUNK_MAX),
+                                  uct_srqud_tx_desc_init, "srqud_tx");
     if (status != UCS_OK) {
         ucs_free(iface->tx.batch);
         iface->tx.batch = NULL;
@@ -97,9 +98,13 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     /* The first chunk is allocated and registered now: grown on demand,
      * each chunk was a registration in the middle of the user's sends, a
      * stall of milliseconds on Soft-RoCE (docs/notes/mpi-small-messages.md,
-     * "Stalls of a 2-rank broadcast, traced"). On failure the pool still
+     * "Stalls of a 2-rank broadcast, traced"). A get grows the empty pool
+     * by one chunk, of the size the pool chose; on failure the pool still
      * grows on demand. */
-    ucs_mpool_grow(&iface->tx.mp, grow);
+    desc = ucs_mpool_get(&iface->tx.mp);
+    if (desc != NULL) {
+        ucs_mpool_put(desc);
+    }
     return UCS_OK;
 }
 
@@ -677,7 +682,8 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
          * again within TX_MAX_POLL sends, progressing for each few (a
          * 2-rank broadcast's root, docs/notes/mpi-small-messages.md).
          * While more than half the queue is taken, the CQ is polled until
-         * it is empty; each completion frees at least one slot. */
+         * it is empty or half the queue is free; each completion frees at
+         * least one slot. */
         do {
             ret = ibv_poll_cq(iface->send_cq, max, wcs);
             if (ucs_unlikely(ret < 0)) {
