@@ -94,12 +94,13 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Longest wait of a batch of sends (TX_BATCH) for its doorbell when the\n"
      "user stops calling: UCX's async thread then posts it (a timer set by\n"
      "the first batch after each progress call; a busy machine adds the\n"
-     "thread's wakeup). A sender that goes on sending without progress for\n"
-     "longer (a broadcast's root) rings its batches itself, and the timer\n"
-     "then wakes the thread for nothing once every TX_HOLD: with 200us a\n"
-     "2-rank broadcast on Soft-RoCE took 1.15-1.45x the time of 1ms and its\n"
-     "99th percentile 1.3-1.7x. Without an async thread (UCX's poll and\n"
-     "signal modes) one to two ASYNC_TICKs. At most ASYNC_TICK.",
+     "thread's wakeup). A sender that goes on sending (a broadcast's root)\n"
+     "rings its batches itself and moves the timer on, a system call every\n"
+     "TX_HOLD; one that has not progressed for an ASYNC_TICK lets it wake\n"
+     "the thread every TX_HOLD: with 200us such wakeups made a 2-rank\n"
+     "broadcast on Soft-RoCE 1.15-1.45x slower, its 99th percentile\n"
+     "1.3-1.7x. Without an async thread (UCX's poll and signal modes) one to\n"
+     "two ASYNC_TICKs. At most ASYNC_TICK.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_hold), UCS_CONFIG_TYPE_TIME},
 
     {"TX_CQ_MODERATION", "64",

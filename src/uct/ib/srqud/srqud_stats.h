@@ -135,6 +135,8 @@ typedef struct uct_srqud_iface_stats {
                                          nacks_sent) that went in the
                                          doorbell of a user's AM instead
                                          of one of their own (ACK_RIDE) */
+    unsigned long tx_hold_deferred;   /* TX_HOLD timers moved on by a new
+                                         batch: the user went on sending */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
     unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */

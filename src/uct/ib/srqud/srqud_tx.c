@@ -318,26 +318,56 @@ void uct_srqud_tx_doorbell(uct_srqud_iface_t *iface)
 }
 
 
+/* A batch starts in the last quarter of the wait of the timer set for an
+ * earlier one, before it expires, and the user progressed within the last
+ * tick: it is here, sending. Away from progress for a tick, the expiry is
+ * the watchdog's too (ASYNC_TICK). */
+static UCS_F_ALWAYS_INLINE int
+uct_srqud_tx_hold_defer(uct_srqud_iface_t *iface, ucs_time_t now)
+{
+    ucs_time_t waited = uct_srqud_time_since(now, iface->async.wd_armed);
+
+    return (waited >= iface->config.tx_hold - (iface->config.tx_hold / 4)) &&
+           (waited < iface->config.tx_hold) &&
+           (uct_srqud_time_since(now, iface->async.last_progress) <
+            iface->config.async_tick);
+}
+
+
 /* A batch starts (its time, for TX_BATCH_WAIT): if the user made it, the
  * async thread posts it within TX_HOLD unless the user rings it first (a
  * full or aged batch, progress, flush), so that the last sends of a burst
  * do not wait for the user's next call, however long it computes. The
  * first batch since the user's last progress sets the timer, the user's
  * progress, which rings the batch, moves it back (srqud_progress.c): two
- * system calls per progress, not per batch, and the async thread wakes
- * for a batch the user left, or once a stream outlasts TX_HOLD. The
- * user's progress and the async thread ring their own batches before
- * they return. */
+ * system calls per progress, not per batch. A user that goes on sending
+ * moves it on, once in the last quarter of its wait, so that it expires
+ * after the stream, not during it. An expiry during the stream woke the
+ * async thread for nothing, on a core of the ranks, or, most of the time,
+ * found the async lock taken by a send (a broadcast's root on Soft-RoCE
+ * spends most of its time in its doorbell's system call): UCX's thread
+ * then leaves it to the user's next UCP progress, and the unread timerfd
+ * expires no more, so the stream's last batch waited for that progress,
+ * or the rescue timer's 100 ms. The user's progress and the async thread
+ * ring their own batches before they return. */
 static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
-    iface->tx.batch_start = ucs_get_time();
+    ucs_time_t now = ucs_get_time();
+
     /* a message's packets ring their batch themselves */
     if (!iface->tx.chain && !iface->async.user_progress &&
-        !iface->async.active && !iface->async.wd_hold) {
-        uct_srqud_watchdog_set(iface, iface->config.tx_hold,
-                               iface->tx.batch_start);
-        iface->async.wd_hold = 1;
+        !iface->async.active) {
+        if (!iface->async.wd_hold) {
+            uct_srqud_watchdog_set(iface, iface->config.tx_hold, now);
+            iface->async.wd_hold = 1;
+        } else if (uct_srqud_tx_hold_defer(iface, now)) {
+            ++iface->stats.tx_hold_deferred;
+            uct_srqud_watchdog_set(iface, iface->config.tx_hold, now);
+            /* the system call is not the batch's wait (TX_BATCH_WAIT) */
+            now = ucs_get_time();
+        }
     }
+    iface->tx.batch_start = now;
 }
 
 
