@@ -486,7 +486,10 @@ bool read_address(int fd, std::vector<uint8_t> &dev_addr,
 iface_pair::~iface_pair()
 {
     close_pair();
-    m_envs.clear();
+    /* the newest first: a variable set twice gets its first value back */
+    while (!m_envs.empty()) {
+        m_envs.pop_back();
+    }
 }
 
 

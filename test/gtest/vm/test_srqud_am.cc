@@ -807,7 +807,10 @@ TEST_F(srqud_am_small_queue, pending_add_after_async_freed_resources)
  * long (60 s, so the watchdog of a user away would take 120 s): only the
  * batch's own timer brings the messages within the 30 s the receiver
  * waits. A worker each, as two processes: the receiver's progress does
- * not progress the sender. */
+ * not progress the sender. TX_HOLD is 20 ms, longer than the loop of
+ * sends: a timer that expired inside one of them would be skipped by
+ * UCX's async thread (the lock taken) and expire no more (TX_HOLD_MOVE),
+ * which a busy machine made happen with 1 ms. */
 class srqud_am_hold : public srqud_am {
 public:
     srqud_am_hold() : srqud_am(true) {}
@@ -819,7 +822,7 @@ protected:
         set_env("UCX_SRQUD_RTO_MIN", "60s");
         set_env("UCX_SRQUD_RTO_MAX", "120s");
         set_env("UCX_SRQUD_TIMEOUT", "300s");
-        set_env("UCX_SRQUD_TX_HOLD", "1ms");
+        set_env("UCX_SRQUD_TX_HOLD", "20ms");
         set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
         set_env("UCX_SRQUD_TX_BATCH_AFTER", "2");
     }
@@ -855,7 +858,8 @@ TEST_F(srqud_am_hold, batch_leaves_without_a_user_call)
     ASSERT_UCS_OK(flush_sender());
 }
 
-/* A sender that goes on sending moves its batch's timer on: a batch that
+/* With UCX_SRQUD_TX_HOLD_MOVE a sender that goes on sending moves its
+ * batch's timer on: a batch that
  * starts in the last quarter of the timer's wait sets it again, so that
  * the async thread does not wake (for nothing, on the sender's core). With
  * TX_HOLD 2 s: a batch at 0 s, its TX_BATCH sends at 1.6 s, the next send
@@ -869,6 +873,7 @@ protected:
     {
         srqud_am_hold::setup_env();
         set_env("UCX_SRQUD_TX_HOLD", "2s");
+        set_env("UCX_SRQUD_TX_HOLD_MOVE", "y");
     }
 };
 

@@ -43,6 +43,7 @@ typedef struct uct_srqud_iface_config {
     int                      tx_batch_idle;  /* ucs_on_off_auto_value_t */
     unsigned                 tx_batch_step;  /* sends of a step of several */
     double                   tx_hold;        /* a batch's longest wait, s */
+    int                      tx_hold_move;   /* a stream moves it on */
     double                   tx_batch_wait;  /* ... while the user sends */
     unsigned                 tx_cq_moderation; /* a completion every N */
     unsigned                 rx_max_poll;    /* Receive CQ poll batch */

@@ -169,6 +169,7 @@ struct uct_srqud_iface {
         ucs_time_t           async_tick;
         ucs_time_t           tx_hold;     /* a batch's wait for a doorbell
                                              when the user makes no call */
+        int                  tx_hold_move; /* TX_HOLD_MOVE */
         ucs_time_t           tx_batch_wait; /* ... while the user sends */
         unsigned             zcopy_qps;   /* receive QPs of the pool */
         size_t               zcopy_thresh;

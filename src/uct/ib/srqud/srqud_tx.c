@@ -340,16 +340,18 @@ uct_srqud_tx_hold_defer(uct_srqud_iface_t *iface, ucs_time_t now)
  * do not wait for the user's next call, however long it computes. The
  * first batch since the user's last progress sets the timer, the user's
  * progress, which rings the batch, moves it back (srqud_progress.c): two
- * system calls per progress, not per batch. A user that goes on sending
- * moves it on, once in the last quarter of its wait, so that it expires
- * after the stream, not during it. An expiry during the stream woke the
- * async thread for nothing, on a core of the ranks, or, most of the time,
- * found the async lock taken by a send (a broadcast's root on Soft-RoCE
- * spends most of its time in its doorbell's system call): UCX's thread
- * then leaves it to the user's next UCP progress, and the unread timerfd
- * expires no more, so the stream's last batch waited for that progress,
- * or the rescue timer's 100 ms. The user's progress and the async thread
- * ring their own batches before they return. */
+ * system calls per progress, not per batch. An expiry during a stream
+ * wakes the async thread for nothing, on a core of the ranks, or, most of
+ * the time, finds the async lock taken by a send (a broadcast's root on
+ * Soft-RoCE spends most of its time in its doorbell's system call): UCX's
+ * thread then leaves it to the user's next UCP progress, and the unread
+ * timerfd expires no more, so the stream's last batch waits for that
+ * progress, or the rescue timer's 100 ms. With TX_HOLD_MOVE a user that
+ * goes on sending moves the timer on, once in the last quarter of its
+ * wait, so that it expires after the stream (not the default: MPICH's
+ * 4-rank Bcast on 2 cores was 1.8-1.9x slower, not understood). The
+ * user's progress and the async thread ring their own batches before
+ * they return. */
 static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
@@ -360,7 +362,8 @@ static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
         if (!iface->async.wd_hold) {
             uct_srqud_watchdog_set(iface, iface->config.tx_hold, now);
             iface->async.wd_hold = 1;
-        } else if (uct_srqud_tx_hold_defer(iface, now)) {
+        } else if (iface->config.tx_hold_move &&
+                   uct_srqud_tx_hold_defer(iface, now)) {
             ++iface->stats.tx_hold_deferred;
             uct_srqud_watchdog_set(iface, iface->config.tx_hold, now);
             /* the system call is not the batch's wait (TX_BATCH_WAIT) */
