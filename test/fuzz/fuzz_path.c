@@ -640,7 +640,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         {"UCX_SRQUD_PASSIVE_MAX",      "6"},
         {"UCX_SRQUD_RMA_REFUSALS_MAX", "3"},
         {"UCX_SRQUD_TIMEOUT",          "5s"},
-        {"UCX_SRQUD_PASSIVE_IDLE",     "10s"}
+        {"UCX_SRQUD_PASSIVE_IDLE",     "10s"},
+        /* the option's path too: it moves the hold timer of a batch */
+        {"UCX_SRQUD_TX_HOLD_MOVE",     "y"}
     };
     uct_component_h *components;
     unsigned i, n;

@@ -809,8 +809,8 @@ TEST_F(srqud_am_small_queue, pending_add_after_async_freed_resources)
  * waits. A worker each, as two processes: the receiver's progress does
  * not progress the sender. TX_HOLD is 20 ms, longer than the loop of
  * sends: a timer that expired inside one of them would be skipped by
- * UCX's async thread (the lock taken) and expire no more (TX_HOLD_MOVE),
- * which a busy machine made happen with 1 ms. */
+ * UCX's async thread (the lock taken) and expire no more (without
+ * TX_HOLD_MOVE), which a busy machine made happen with 1 ms. */
 class srqud_am_hold : public srqud_am {
 public:
     srqud_am_hold() : srqud_am(true) {}
@@ -859,9 +859,9 @@ TEST_F(srqud_am_hold, batch_leaves_without_a_user_call)
 }
 
 /* With UCX_SRQUD_TX_HOLD_MOVE a sender that goes on sending moves its
- * batch's timer on: a batch that
- * starts in the last quarter of the timer's wait sets it again, so that
- * the async thread does not wake (for nothing, on the sender's core). With
+ * batch's timer on: a batch that starts in the last quarter of the
+ * timer's wait sets it again, so that the async thread does not wake (for
+ * nothing, on the sender's core). With
  * TX_HOLD 2 s: a batch at 0 s, its TX_BATCH sends at 1.6 s, the next send
  * starts a batch and the timer is for 3.6 s; at 2.4 s nothing has been
  * posted (before, the async thread posted the batch at 2 s). An attempt
