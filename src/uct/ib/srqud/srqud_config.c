@@ -111,8 +111,8 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "next UCP progress, and the timer expires no more: the stream's last\n"
      "batch waits for that progress (a 2-rank broadcast on Soft-RoCE: the\n"
      "leaf's last call 3.6-5.7 ms, with y at most 1.1 ms, its p99 0.78x).\n"
-     "Off by default: with y MPICH's 4-rank broadcast on 2 cores took\n"
-     "1.8-1.9x the time.",
+     "Off by default: with y Open MPI's 4-rank broadcast on 2 cores took\n"
+     "1.2-1.4x the average time (its p99 level).",
      ucs_offsetof(uct_srqud_iface_config_t, tx_hold_move), UCS_CONFIG_TYPE_BOOL},
 
     {"TX_CQ_MODERATION", "64",
