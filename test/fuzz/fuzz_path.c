@@ -640,11 +640,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         {"UCX_SRQUD_PASSIVE_MAX",      "6"},
         {"UCX_SRQUD_RMA_REFUSALS_MAX", "3"},
         {"UCX_SRQUD_TIMEOUT",          "5s"},
-        {"UCX_SRQUD_PASSIVE_IDLE",     "10s"},
-        /* the option's condition is evaluated, never true: this async
-         * context polls (no async thread, so no watchdog timer to move);
-         * the device test srqud_am_hold_long takes the move itself */
-        {"UCX_SRQUD_TX_HOLD_MOVE",     "y"}
+        {"UCX_SRQUD_PASSIVE_IDLE",     "10s"}
     };
     uct_component_h *components;
     unsigned i, n;

@@ -232,7 +232,7 @@ ucs_status_t uct_ctx::init_worker(const uct_ctx &owner)
     dev_name  = owner.dev_name;
     owns_md   = false;
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
+    status = ucs_async_context_create(async_mode, &async);
     if (status != UCS_OK) {
         return status;
     }
@@ -255,7 +255,7 @@ ucs_status_t uct_ctx::init(const std::string &want)
     dev_name = want;
     md_name  = want.substr(0, want.find(':'));
 
-    status = ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
+    status = ucs_async_context_create(async_mode, &async);
     if (status != UCS_OK) {
         return status;
     }

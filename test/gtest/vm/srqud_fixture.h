@@ -152,6 +152,8 @@ public:
     uct_md_h          md        = nullptr;
     uct_worker_h      worker    = nullptr;
     ucs_async_context_t *async  = nullptr;
+    /* of the async context init() creates: set before it */
+    ucs_async_mode_t  async_mode = UCS_ASYNC_MODE_THREAD_SPINLOCK;
     std::string       md_name;
     std::string       dev_name;   /* e.g. rxe0:1 */
     bool              owns_md   = true;

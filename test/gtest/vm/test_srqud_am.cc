@@ -604,6 +604,43 @@ TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
     EXPECT_EQ(0u, pair.log.bad);
 }
 
+/* Without an async thread (UCX's poll mode) there is no TX_HOLD timer to
+ * set for a batch: a hold marked all the same was cleared only by the
+ * async tick, which nothing runs there, and kept every later progress
+ * call a full one. A batch of 3 messages, delivered and acknowledged,
+ * then 1,000 calls of the sender's: some only look at the CQ. */
+TEST(srqud_am_batch, without_an_async_thread_a_batch_leaves_calls_quiet)
+{
+    const uint64_t n = 3;
+    iface_pair pair;
+    pair.set_env("UCX_SRQUD_QUIET_POLLS", "4");
+    pair.set_env("UCX_SRQUD_TX_BATCH_IDLE", "y");
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    pair.ctx.async_mode = UCS_ASYNC_MODE_POLL;
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+
+    pair.sender->progress();
+    const uct_srqud_iface_stats_t before = srqud_stats(pair.sender->handle);
+    for (uint64_t seq = 2; seq < 2 + n; ++seq) {
+        ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq, 16), 0);
+    }
+    const uct_srqud_iface_stats_t sent = srqud_stats(pair.sender->handle);
+    EXPECT_EQ(n, sent.tx_packets - before.tx_packets);
+    EXPECT_EQ(0u, sent.tx_doorbells - before.tx_doorbells) << "not batched";
+    ASSERT_TRUE(pair.progress_both_until([&] {
+        return pair.log.count == 1 + n;
+    })) << "received " << pair.log.count;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_UCS_OK(pair.flush_sender());
+
+    const unsigned long quiet = srqud_stats(pair.sender->handle).progress_quiet;
+    for (int i = 0; i < 1000; ++i) {
+        pair.sender->progress();
+    }
+    EXPECT_GT(srqud_stats(pair.sender->handle).progress_quiet, quiet);
+}
+
 /* UCX_SRQUD_TX_BATCH_IDLE=auto: a step (the user's sends between two
  * progress calls) batches from its first send, into an idle queue, once
  * steps of several sends prevail (two more than smaller steps); otherwise

@@ -356,9 +356,11 @@ static void uct_srqud_tx_batch_start(uct_srqud_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
 
-    /* a message's packets ring their batch themselves */
+    /* a message's packets ring their batch themselves; without an async
+     * thread (UCX's poll mode) there is no timer to set, and a hold that
+     * only the async tick clears would make every progress call full */
     if (!iface->tx.chain && !iface->async.user_progress &&
-        !iface->async.active) {
+        !iface->async.active && (iface->async.wd_fd >= 0)) {
         if (!iface->async.wd_hold) {
             uct_srqud_watchdog_set(iface, iface->config.tx_hold, now);
             iface->async.wd_hold = 1;
