@@ -282,6 +282,16 @@ TEST_F(srqud_am_batched, batched_sends_leave_while_the_sender_computes)
     EXPECT_GT(srqud_stats(sender->handle).tx_doorbells, st.tx_doorbells);
 }
 
+/* All @a n messages of a pair delivered, intact and in order, both
+ * progressed (srqud_am::expect_received for the fixture's pair) */
+static void expect_delivered(iface_pair &pair, uint64_t n)
+{
+    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == n; }))
+        << "received " << pair.log.count << " of " << n;
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+}
+
 /* A send descriptor is held until its packet is acknowledged: TX_QUEUE_LEN
  * + TX_WINDOW of them are allocated and registered at iface open, and a
  * window of sends to a receiver that does not progress allocates no more.
@@ -313,10 +323,7 @@ TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
     srqud_peek_tx_pool(pair.sender->handle, &chunks, &elems);
     EXPECT_EQ(1u, chunks) << elems << " descriptors";
 
-    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == msgs; }))
-        << "received " << pair.log.count;
-    EXPECT_TRUE(pair.log.in_order());
-    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, msgs));
 }
 
 /* A large window is not registered whole at open: the first chunk stops
@@ -378,10 +385,7 @@ TEST(srqud_tx_poll, one_progress_frees_half_the_queue)
     EXPECT_GE(second, queue_len / 2 - max_poll)
         << "sends after one progress call (TX_MAX_POLL " << max_poll << ")";
 
-    ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == sent; }))
-        << "received " << pair.log.count << " of " << sent;
-    EXPECT_TRUE(pair.log.in_order());
-    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, sent));
 }
 
 TEST(srqud_am_batch, off_posts_every_send_alone)
@@ -527,6 +531,20 @@ static void progress_then_send_two(iface_pair &pair,
     *after = srqud_stats(pair.sender->handle);
 }
 
+/* A progress call, then messages 2 to 1 + @a n of 16 B; the sender's
+ * counters after the progress and after the sends */
+static void progress_then_send(iface_pair &pair, uint64_t n,
+                               uct_srqud_iface_stats_t *before,
+                               uct_srqud_iface_stats_t *after)
+{
+    pair.sender->progress();
+    *before = srqud_stats(pair.sender->handle);
+    for (uint64_t seq = 2; seq < 2 + n; ++seq) {
+        ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq, 16), 0);
+    }
+    *after = srqud_stats(pair.sender->handle);
+}
+
 /* Outside progress the first UCX_SRQUD_TX_BATCH_AFTER sends since the last
  * progress go at once even into a busy send queue: a 4 KB MPI message is
  * two packets, the first signaled, and its second must not wait for the
@@ -562,10 +580,7 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
             EXPECT_LE(second.tx_doorbells - before.tx_doorbells, 1u);
         }
 
-        ASSERT_TRUE(pair.progress_both_until([&] { return pair.log.count == 4; }))
-            << "received " << pair.log.count;
-        EXPECT_TRUE(pair.log.in_order());
-        EXPECT_EQ(0u, pair.log.bad);
+        ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, 4));
     }
 }
 
@@ -584,12 +599,7 @@ TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
     uct_srqud_iface_stats_t before, sent, rung;
     {
         async_hold hold(pair.ctx.async);
-        pair.sender->progress();
-        before = srqud_stats(pair.sender->handle);
-        for (uint64_t seq = 2; seq < 2 + n; ++seq) {
-            ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq, 16), 0);
-        }
-        sent = srqud_stats(pair.sender->handle);
+        ASSERT_NO_FATAL_FAILURE(progress_then_send(pair, n, &before, &sent));
         pair.sender->progress();
         rung = srqud_stats(pair.sender->handle);
     }
@@ -597,11 +607,7 @@ TEST(srqud_am_batch, idle_batching_posts_a_step_with_one_doorbell)
     EXPECT_EQ(n, sent.tx_packets - before.tx_packets);
     EXPECT_EQ(0u, sent.tx_doorbells - before.tx_doorbells);
     EXPECT_EQ(1u, rung.tx_doorbells - sent.tx_doorbells);
-    ASSERT_TRUE(pair.progress_both_until([&] {
-        return pair.log.count == 1 + n;
-    })) << "received " << pair.log.count;
-    EXPECT_TRUE(pair.log.in_order());
-    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, 1 + n));
 }
 
 /* Without an async thread (UCX's poll mode) there is no TX_HOLD timer to
@@ -619,19 +625,11 @@ TEST(srqud_am_batch, without_an_async_thread_a_batch_leaves_calls_quiet)
     pair.ctx.async_mode = UCS_ASYNC_MODE_POLL;
     ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
 
-    pair.sender->progress();
-    const uct_srqud_iface_stats_t before = srqud_stats(pair.sender->handle);
-    for (uint64_t seq = 2; seq < 2 + n; ++seq) {
-        ASSERT_GT(send_seq_bcopy(pair.ep, AM_ID, seq, 16), 0);
-    }
-    const uct_srqud_iface_stats_t sent = srqud_stats(pair.sender->handle);
+    uct_srqud_iface_stats_t before, sent;
+    ASSERT_NO_FATAL_FAILURE(progress_then_send(pair, n, &before, &sent));
     EXPECT_EQ(n, sent.tx_packets - before.tx_packets);
     EXPECT_EQ(0u, sent.tx_doorbells - before.tx_doorbells) << "not batched";
-    ASSERT_TRUE(pair.progress_both_until([&] {
-        return pair.log.count == 1 + n;
-    })) << "received " << pair.log.count;
-    EXPECT_TRUE(pair.log.in_order());
-    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, 1 + n));
     ASSERT_UCS_OK(pair.flush_sender());
 
     const unsigned long quiet = srqud_stats(pair.sender->handle).progress_quiet;
@@ -693,11 +691,7 @@ static void expect_auto_steps(const char *step_sends,
 
     EXPECT_EQ(steps.size(), rung.tx_user_steps - start.tx_user_steps);
     EXPECT_EQ(batched, rung.tx_idle_steps - start.tx_idle_steps);
-    ASSERT_TRUE(pair.progress_both_until([&] {
-        return pair.log.count == seq - 1;
-    })) << "received " << pair.log.count;
-    EXPECT_TRUE(pair.log.in_order());
-    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, seq - 1));
 }
 
 /* TX_BATCH_STEP 2: steps of two sends count as several */
