@@ -21,6 +21,8 @@
 # exports UCX_WARN_UNUSED_ENV_VARS=n (the variants set variables of other
 # transports) and MPLCONFIGDIR (a writable Matplotlib cache), and prints
 # one line: the script and its arguments, the time, cores and load average.
+# In the Soft-RoCE VM it turns address-space randomisation off (below;
+# BENCH_ASLR=1 keeps it) and says so in a second line.
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
 # bad one), bench_ompi and bench_mpich (an MPI run over UCX in the VM),
@@ -66,6 +68,24 @@ mkdir -p "$MPLCONFIGDIR"
 
 echo "# $(basename "$0")${*:+ $*}: $(date -u +%FT%TZ), $(uname -n), $(nproc) cores," \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# In the Soft-RoCE VM (QEMU TCG) code runs only once translated, and a
+# translation serves a later process only where the code sits at the same
+# address: with address-space randomisation every process translated its
+# libraries again, and the first time a run took a path (a broadcast root
+# that first fills its window, around its 350th call) cost 1-3 ms there, a
+# stall no machine without an emulator has (docs/notes/mpi-small-messages.md,
+# "First-run stalls"). So the VM's benchmarks run without it: a path pays
+# once a boot, in the first run that takes it. Only in the VM, whose kernel
+# is its own; BENCH_ASLR=1 keeps it.
+if [ "$(uname -n)" = srqud-vm ] && [ "${BENCH_ASLR:-0}" != 1 ] &&
+   [ "$(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)" != 0 ]; then
+    if { echo 0 > /proc/sys/kernel/randomize_va_space; } 2>/dev/null; then
+        echo "# address-space randomisation off in the VM (BENCH_ASLR=1 keeps it)"
+    else
+        echo "# address-space randomisation could not be turned off: first runs pay translations" >&2
+    fi
+fi
 
 # The script's usage: its header comment, up to the first line that is not one
 bench_usage() {

@@ -8,6 +8,7 @@
 #   contrib/softroce/vm-run --timeout 5400 -- contrib/bench/mpi-calls.sh \
 #       [-r REPS] [-p NPS] [-m MPIS] [-t VARIANTS] [-c CALLS] [-s SIZES]
 #       [-n ITERS] [-N ITERS_OVER] [-I IMB_ITERS] [-X "MPI:NP..."] [-o NAME]
+#       [-W WARM_ITERS]
 #
 # REPS repetitions (default 3); in each, every MPI (ompi: Open MPI 4.1 with
 # pml ucx; mpich: MPICH 4.0 ch4:ucx), rank count (NPS, default "2 4") and
@@ -33,6 +34,13 @@
 # -o NAME: results in $SRQUD_BUILD/bench/NAME (default mpi-calls).
 # MPI_CALLS_PLOTS=0: no plots (each takes about a minute in the VM); the
 # commands to make them on the host are printed.
+#
+# -W: before the repetitions each MPI, rank count and variant runs once
+# with WARM_ITERS calls a cell (default 500; 0: none), its figures
+# dropped: the VM translates code the first time a run takes it, and the
+# first run of each would otherwise carry that in its slow calls (1-3 ms
+# each; common.sh, which also turns address-space randomisation off in
+# the VM so that translations serve later runs).
 #
 # -X skips those MPI and rank count pairs (e.g. "mpich:8": MPICH's 8 ranks
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
@@ -89,7 +97,8 @@ ITERS_OVER=1000
 IMB=0
 SKIP=
 NAME=mpi-calls
-bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME" "$@"
+WARM_ITERS=500
+bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME W:WARM_ITERS" "$@"
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
 PAUSES=$RESULTS/cpu_pauses
@@ -186,7 +195,8 @@ device() {
     echo "== rep $rep device: done" >&2
 }
 
-# one VARIANT MPI NP REP: one run; its lines into the CSV
+# one VARIANT MPI NP REP: one run; its lines into the CSV. REP 0: the
+# warm-up, WARM_ITERS calls a cell, its figures dropped
 one() {
     local v=$1 m=$2 np=$3 rep=$4 name tl tls calls out rc t0 iters=$ITERS
     local -a envs
@@ -199,6 +209,7 @@ one() {
     [ "$np" -gt 2 ] && calls=$(echo ",$CALLS," | sed 's/,pingpong,/,/; s/^,//; s/,$//')
     [ -n "$calls" ] || return 0
     [ "$np" -gt "$(nproc)" ] && iters=$ITERS_OVER
+    [ "$rep" = 0 ] && iters=$(( WARM_ITERS < iters ? WARM_ITERS : iters ))
     t0=$SECONDS
     if [ "$m" = ompi ]; then
         out=$(bench_ompi 1800 "$np" "$tls" "${envs[@]}" -- \
@@ -213,6 +224,7 @@ one() {
         echo "$out" | tail -20 >&2
         return 1
     fi
+    [ "$rep" != 0 ] || return 0
     echo "$out" | awk -v p="$rep,$m,$np,$name" \
         'NF == 8 && $2 ~ /^[0-9]+$/ { $1 = $1; gsub(/ /, ","); print p "," $0 }' >> "$CSV"
     [ "$IMB" != 0 ] || return 0
@@ -262,6 +274,19 @@ echo "rep,mpi,np,variant,call,size,avg_us,p50_us,p99_us,max_us,slow10x,over1ms" 
 rc=0
 t0=$SECONDS
 read -ra VS <<< "$VARIANTS"
+# The warm-up: every MPI, rank count and variant once before the
+# repetitions, so that none pays in its first repetition for the code
+# the VM translates the first time a run takes it (common.sh)
+if [ "$WARM_ITERS" -gt 0 ]; then
+    for m in $MPIS; do
+        for np in $NPS; do
+            for v in "${VS[@]}"; do
+                one "$v" "$m" "$np" 0 || rc=1
+            done
+        done
+    done
+    echo "== warm-up done, $(( (SECONDS - t0) / 60 )) min" >&2
+fi
 for rep in $(seq "$REPS"); do
     # the variants' order rotates: none always runs first after the device
     k=$(( (rep - 1) % ${#VS[@]} ))
