@@ -274,30 +274,31 @@ echo "rep,mpi,np,variant,call,size,avg_us,p50_us,p99_us,max_us,slow10x,over1ms" 
 rc=0
 t0=$SECONDS
 read -ra VS <<< "$VARIANTS"
-# The warm-up: every MPI, rank count and variant once before the
-# repetitions, so that none pays in its first repetition for the code
-# the VM translates the first time a run takes it (common.sh)
-if [ "$WARM_ITERS" -gt 0 ]; then
-    for m in $MPIS; do
-        for np in $NPS; do
-            for v in "${VS[@]}"; do
-                one "$v" "$m" "$np" 0 || rc=1
-            done
-        done
-    done
-    echo "== warm-up done, $(( (SECONDS - t0) / 60 )) min" >&2
-fi
-for rep in $(seq "$REPS"); do
-    # the variants' order rotates: none always runs first after the device
-    k=$(( (rep - 1) % ${#VS[@]} ))
-    device "$rep" || rc=1
+
+# runs REP: every MPI, rank count and variant once (one); the variants'
+# order rotates with REP, so that none always runs first after the device
+runs() {
+    local rep=$1 m np v k=$(( ($1 + ${#VS[@]} - 1) % ${#VS[@]} )) status=0
     for m in $MPIS; do
         for np in $NPS; do
             for v in "${VS[@]:$k}" "${VS[@]:0:$k}"; do
-                one "$v" "$m" "$np" "$rep" || rc=1
+                one "$v" "$m" "$np" "$rep" || status=1
             done
         done
     done
+    return $status
+}
+
+# The warm-up (REP 0) before the repetitions, so that none pays in its
+# first repetition for the code the VM translates the first time a run
+# takes it (common.sh)
+if [ "$WARM_ITERS" -gt 0 ]; then
+    runs 0 || rc=1
+    echo "== warm-up done, $(( (SECONDS - t0) / 60 )) min" >&2
+fi
+for rep in $(seq "$REPS"); do
+    device "$rep" || rc=1
+    runs "$rep" || rc=1
     echo "== repetition $rep of $REPS done, $(( (SECONDS - t0) / 60 )) min" >&2
 done
 
