@@ -26,8 +26,12 @@
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
 # bad one), bench_ompi and bench_mpich (an MPI run over UCX in the VM),
+# bench_mpi_cc (an MPI benchmark program for each MPI), bench_variant_env
+# (a variant's settings),
 # bench_ucx_tls (a transport's UCX_TLS),
-# bench_build (the UCT benchmark programs of contrib/bench); awk's median
+# bench_build (the UCT benchmark programs of contrib/bench), bench_base_lib
+# and bench_check_lib (another build of srqud beside the installed one);
+# awk's median
 # for the tables (BENCH_MEDIAN_AWK).
 #
 # shellcheck shell=bash
@@ -153,6 +157,22 @@ bench_mpich() (
         -genv UCX_WARN_UNUSED_ENV_VARS n "${gs[@]}" "$@"
 )
 
+# bench_mpi_cc SRC OUT MPIS: SRC compiled for each MPI of MPIS (ompi: Open
+# MPI, mpich: MPICH) as OUT.MPI, where missing or older than SRC
+bench_mpi_cc() {
+    local src=$1 out=$2 m cc
+    for m in $3; do
+        case $m in
+        ompi)  cc=mpicc.openmpi ;;
+        mpich) cc=mpicc.mpich ;;
+        *) echo "unknown MPI $m" >&2; return 2 ;;
+        esac
+        if [ ! -x "$out.$m" ] || [ "$src" -nt "$out.$m" ]; then
+            $cc -O2 -Wall -o "$out.$m" "$src" || return 1
+        fi
+    done
+}
+
 # bench_ucx_tls TL: UCX_TLS for a transport's runs: TL with self, and
 # rc_verbs with ud_verbs beside it (UCP's auxiliary transport for its
 # wire-up; the data goes over rc)
@@ -198,6 +218,13 @@ bench_tl_env() {
     esac
 }
 
+# bench_variant_env VARIANT: a variant's settings for its ranks, its
+# transport's (bench_tl_env) and those after a + (srqud-x+VAR=VALUE)
+bench_variant_env() {
+    local name=${1%%+*}
+    echo "$(bench_tl_env "$(bench_tl "$name")") $(echo "${1#"$name"}" | tr + ' ')"
+}
+
 # bench_tl TL: the UCX transport of a series (srqud-1 is srqud)
 bench_tl() {
     echo "${1%%-*}"
@@ -237,6 +264,37 @@ bench_perftest() {
     # Final: iterations, latency typical (median) / moment avg / overall
     # avg, bandwidth moment / overall, message rate moment / overall
     echo "$out" | awk '/Final:/ {printf "%.2f %.2f %.2f %.0f\n", $3, $5, $7, $9}'
+}
+
+# bench_base_lib MODULE DIR: DIR, a library directory of links to UCX's own
+# libraries and modules, with MODULE as its srqud module: for runs of
+# another build of srqud beside the installed one (LD_LIBRARY_PATH=DIR).
+# Setting UCX_MODULE_DIR is not enough: UCX looks for a module first beside
+# the libucs it runs (ucs/sys/module.c, dladdr of libucs + "/ucx"), and
+# only then in MODULE_DIR, so it would load the installed srqud.
+bench_base_lib() {
+    local module=$1 dir=$2 lib=$SRQUD_BUILD/ucx/lib f
+    rm -rf "$dir" && mkdir -p "$dir/ucx"
+    for f in "$lib"/*.so*; do ln -s "$f" "$dir/"; done
+    for f in "$lib"/ucx/*.so*; do
+        case "$(basename "$f")" in libuct_srqud*) ;; *) ln -s "$f" "$dir/ucx/" ;; esac
+    done
+    cp "$module" "$dir/ucx/libuct_srqud.so.0"
+    ln -s libuct_srqud.so.0 "$dir/ucx/libuct_srqud.so"
+}
+
+# bench_check_lib NAME DIR: a run with LD_LIBRARY_PATH=DIR must load DIR's
+# own srqud module; prints which it loads (the dynamic loader says which
+# file it opened: UCX's own module log is compiled out of a release build)
+bench_check_lib() {
+    local name=$1 dir=$2 loaded
+    loaded=$(LD_LIBRARY_PATH="$dir" LD_DEBUG=files ucx_info -d 2>&1 |
+             grep -o "file=[^ ]*libuct_srqud[^ ]*" | head -n 1)
+    echo "$name loads ${loaded#file=}"
+    case "${loaded#file=}" in
+    "$dir"/ucx/libuct_srqud*) ;;
+    *) echo "the $name side does not load its own module" >&2; return 1 ;;
+    esac
 }
 
 # The UCT benchmark programs (flowctl, mem_peers, mem_sizes) into $RESULTS

@@ -45,36 +45,15 @@ for name in ${ONLY//,/ }; do
 done
 
 NEW_LIB=$SRQUD_BUILD/ucx/lib
-# The base: a library directory of links to UCX's own libraries and
-# modules, with the other srqud module. Setting UCX_MODULE_DIR is not
-# enough: UCX looks for a module first beside the libucs it runs
-# (ucs/sys/module.c, dladdr of libucs + "/ucx"), and only then in
-# MODULE_DIR, so it would load the installed srqud for both sides. The
-# base side runs with LD_LIBRARY_PATH on this directory instead.
 BASE_LIB=$RESULTS/module-ab-base
-rm -rf "$BASE_LIB" && mkdir -p "$BASE_LIB/ucx"
-for f in "$NEW_LIB"/*.so*; do ln -s "$f" "$BASE_LIB/"; done
-for f in "$NEW_LIB"/ucx/*.so*; do
-    case "$(basename "$f")" in libuct_srqud*) ;; *) ln -s "$f" "$BASE_LIB/ucx/" ;; esac
-done
-cp "$BASE" "$BASE_LIB/ucx/libuct_srqud.so.0"
-ln -s libuct_srqud.so.0 "$BASE_LIB/ucx/libuct_srqud.so"
+bench_base_lib "$BASE" "$BASE_LIB"
 
 lib_of() {   # lib_of SIDE: the library directory a side runs with
     if [ "$1" = base ]; then echo "$BASE_LIB"; else echo "$NEW_LIB"; fi
 }
 
-# Each side must load its own module: the dynamic loader says which file
-# it opened (UCX's own module log is compiled out of a release build)
-for side in base new; do
-    loaded=$(LD_LIBRARY_PATH="$(lib_of $side)" LD_DEBUG=files ucx_info -d 2>&1 |
-             grep -o "file=[^ ]*libuct_srqud[^ ]*" | head -n 1)
-    echo "$side loads ${loaded#file=}"
-    case "${loaded#file=}" in
-    "$(lib_of $side)"/ucx/libuct_srqud*) ;;
-    *) echo "the $side side does not load its own module" >&2; exit 1 ;;
-    esac
-done
+bench_check_lib base "$BASE_LIB" || exit 1
+bench_check_lib new "$NEW_LIB" || exit 1
 cmp -s "$BASE" "$NEW_LIB/ucx/libuct_srqud.so.0" &&
     echo "note: the base module is the installed one (same bytes)"
 

@@ -113,17 +113,7 @@ EXCH_MSG_PKTS=${EXCH_MSG_PKTS:-2}
 OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/calls.csv
-SRC=$ROOT/contrib/bench/mpi_calls.c
-for m in $MPIS; do
-    case $m in
-    ompi)  cc=mpicc.openmpi ;;
-    mpich) cc=mpicc.mpich ;;
-    *) echo "unknown MPI $m" >&2; exit 2 ;;
-    esac
-    if [ ! -x "$OUT/mpi_calls.$m" ] || [ "$SRC" -nt "$OUT/mpi_calls.$m" ]; then
-        $cc -O2 -Wall -o "$OUT/mpi_calls.$m" "$SRC" || exit 1
-    fi
-done
+bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPIS" || exit
 make -s -C "$ROOT/contrib/bench" B="$RESULTS" "$PAUSES" >/dev/null || exit 1
 if [ "$IMB" != 0 ]; then
     IMBDIR=$("$ROOT/contrib/bench/build-imb.sh" | tail -n 1) || exit 1
@@ -202,7 +192,7 @@ one() {
     local -a envs
     name=${v%%+*}
     tl=$(bench_tl "$name")
-    read -ra envs <<< "$(bench_tl_env "$tl") $(echo "${v#"$name"}" | tr + ' ')"
+    read -ra envs <<< "$(bench_variant_env "$v")"
     tls=$(bench_ucx_tls "$tl")
     [[ " $SKIP " == *" $m:$np "* ]] && return 0
     calls=$CALLS

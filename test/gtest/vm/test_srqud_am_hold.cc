@@ -2,7 +2,8 @@
  * Copyright (c) srqud developers. See COPYING for license information.
  *
  * Device tests of the batch timer (UCX_SRQUD_TX_HOLD): a batch leaves
- * without a user call, and with TX_HOLD_MOVE a sender that goes on moves it.
+ * without a user call, also when the timer expired inside one, and with
+ * TX_HOLD_MOVE a sender that goes on moves it.
  */
 
 #include "srqud_am.h"
@@ -67,6 +68,51 @@ TEST_F(srqud_am_hold, batch_leaves_without_a_user_call)
     EXPECT_GE(srqud_stats(sender->handle).tx_hold_posted, 1u);
     /* a worker each: the receiver's progress sends the acknowledgements */
     ASSERT_UCS_OK(flush_sender());
+}
+
+/* The batch's timer expires while the user is inside a call (the lock
+ * taken, as a streaming root's is in its doorbell's system call most of
+ * the time), and the user makes no call after it. UCX's async thread left
+ * such an expiry to the user's next UCP progress, and the unread timerfd
+ * expired no more: the batch waited for the rescue timer, 10 ticks (here
+ * 600 s). srqud's handler looks again a quarter of TX_HOLD later. An
+ * attempt whose timer expired between the sends (a slow machine; the
+ * batch went then) does not count: it is made again. */
+TEST_F(srqud_am_hold, a_timer_that_expires_inside_a_call_still_posts_the_batch)
+{
+    const uint64_t n = 10;
+    uint64_t seq     = 0;
+    bool held        = false;
+
+    for (int attempt = 0; (attempt < 3) && !held; ++attempt) {
+        uct_srqud_iface_stats_t before = srqud_stats(sender->handle);
+        for (uint64_t i = 0; i < n; ++i) {
+            ASSERT_UCS_OK(send_short(++seq, 16));
+        }
+        uct_srqud_iface_stats_t sent = srqud_stats(sender->handle);
+        ASSERT_LT(sent.tx_doorbells - before.tx_doorbells,
+                  sent.tx_packets - before.tx_packets)
+            << "nothing was batched";
+
+        {
+            /* three times TX_HOLD inside the "call" */
+            async_hold hold(ctx.async);
+            usleep(60000);
+        }
+
+        ASSERT_NO_FATAL_FAILURE(receive_without_the_sender(
+                seq, "the batch did not leave after the call"));
+        uct_srqud_iface_stats_t after = srqud_stats(sender->handle);
+        held = (sent.tx_hold_posted == before.tx_hold_posted);
+        if (held) {
+            EXPECT_GT(after.tx_hold_posted, sent.tx_hold_posted);
+            EXPECT_GT(after.async_busy, sent.async_busy)
+                << "the timer did not expire inside the call";
+        }
+        ASSERT_UCS_OK(flush_sender());
+        sender->progress();
+    }
+    ASSERT_TRUE(held) << "the timer expired between the sends three times";
 }
 
 /* With UCX_SRQUD_TX_HOLD_MOVE a sender that goes on sending moves its

@@ -63,6 +63,7 @@ ucs_status_t uct_srqud_iface_stats_get(uct_iface_h tl_iface,
     stats->share            = iface->config.share;
     stats->zcopy_pool_qps   = iface->zcopy.pool_created;
     stats->zcopy_pool_peak  = iface->zcopy.pool_peak;
+    stats->async_busy       = iface->async.wd_busy;
     uct_srqud_leave(iface);
     return UCS_OK;
 }
@@ -446,7 +447,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "hold_posted %lu user_steps %lu idle_steps %lu timer_sets %lu "
              "ack_requests %lu tx_am_chains %lu rx_am_chains %lu "
              "rx_chain_bad %lu rx_chain_evicted %lu acks_ridden %lu "
-             "hold_deferred %lu",
+             "hold_deferred %lu async_busy %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -466,7 +467,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->tx_hold_posted, s->tx_user_steps, s->tx_idle_steps,
              s->timer_sets, s->ack_requests, s->tx_am_chains,
              s->rx_am_chains, s->rx_chain_bad, s->rx_chain_evicted,
-             s->acks_ridden, s->tx_hold_deferred);
+             s->acks_ridden, s->tx_hold_deferred, s->async_busy);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);

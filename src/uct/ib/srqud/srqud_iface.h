@@ -201,6 +201,11 @@ struct uct_srqud_iface {
         int                  wd_fd;         /* watchdog timerfd, watched by the
                                                async thread (thread modes) */
         ucs_time_t           wd_armed;      /* when the watchdog was last set */
+        ucs_time_t           wd_retry;      /* the next look of an expiry that
+                                               found the lock taken; the async
+                                               thread's alone, no lock */
+        unsigned long        wd_busy;       /* such expiries: written by the
+                                               async thread alone, no lock */
         int                  wd_hold;       /* set for a send batch
                                                (srqud_tx.c), not yet moved
                                                back by the user's progress */
@@ -343,6 +348,16 @@ static UCS_F_ALWAYS_INLINE void uct_srqud_enter(uct_srqud_iface_t *iface)
 static UCS_F_ALWAYS_INLINE void uct_srqud_leave(uct_srqud_iface_t *iface)
 {
     UCS_ASYNC_UNBLOCK(iface->super.worker->async);
+}
+
+
+/* The lock if it is free, as UCX's async thread takes it for a handler of
+ * the context (ucs/async/thread.c): for a handler UCX calls without one
+ * (srqud_progress.c). The thread spinlock mode only. */
+static UCS_F_ALWAYS_INLINE int uct_srqud_try_enter(uct_srqud_iface_t *iface)
+{
+    return ucs_recursive_spin_trylock(
+            &iface->super.worker->async->thread.spinlock);
 }
 
 

@@ -29,6 +29,9 @@
  * period of UCX's ud's async timer) */
 #define UCT_SRQUD_ASYNC_RESCUE_TICKS 10
 
+/* The shortest first look again at an expiry that found the lock taken */
+#define UCT_SRQUD_WD_RETRY_MIN       ucs_time_from_usec(100)
+
 
 static void uct_srqud_progress_rx_one(uct_srqud_iface_t *iface,
                                       const struct ibv_wc *wc)
@@ -405,6 +408,41 @@ static void uct_srqud_progress_async_timer(int id,
 }
 
 
+/* The first look again at an expiry that found the user inside a call: a
+ * quarter of TX_HOLD, a held batch's wait */
+static ucs_time_t uct_srqud_progress_wd_retry_first(uct_srqud_iface_t *iface)
+{
+    return ucs_max(iface->config.tx_hold / 4, UCT_SRQUD_WD_RETRY_MIN);
+}
+
+
+/* The watchdog's expiry in UCX's thread spinlock mode, where UCX calls this
+ * without the context, so without the lock. Through the context, an expiry
+ * that found the lock taken (a streaming root is inside its doorbell's
+ * system call most of the time) waited in UCX's missed queue for the user's
+ * next UCP progress, and the unread timerfd expired no more: a root that
+ * went computing after its stream held its last batch until its next MPI
+ * call, or the rescue timer's 10 ticks. Here such an expiry sets the timer
+ * to look again after a quarter of TX_HOLD, doubling up to a tick, unless
+ * the user set it to expire sooner since: a stream wakes the thread a few
+ * times, then once a tick, and a batch waits at most that long once the
+ * user has left its call. */
+static void uct_srqud_progress_watchdog_event(int fd,
+                                              ucs_event_set_types_t events,
+                                              void *arg)
+{
+    uct_srqud_iface_t *iface = arg;
+
+    if (!uct_srqud_try_enter(iface)) {
+        uct_srqud_watchdog_retry(iface);
+        return;
+    }
+    iface->async.wd_retry = uct_srqud_progress_wd_retry_first(iface);
+    uct_srqud_progress_async_timer(fd, events, iface);
+    uct_srqud_leave(iface);
+}
+
+
 ucs_status_t uct_srqud_progress_event_fd_get(uct_iface_h tl_iface, int *fd_p)
 {
     uct_srqud_iface_t *iface = ucs_derived_of(tl_iface, uct_srqud_iface_t);
@@ -495,14 +533,14 @@ ucs_status_t uct_srqud_progress_event_arm(uct_iface_h tl_iface,
  * the fd in the error */
 static ucs_status_t
 uct_srqud_progress_watch_fd(uct_srqud_iface_t *iface,
-                            ucs_async_context_t *async, int fd,
+                            ucs_async_context_t *async,
+                            ucs_async_mode_t mode, int fd,
                             ucs_event_set_types_t events,
                             ucs_async_event_cb_t cb, const char *what)
 {
     ucs_status_t status;
 
-    status = ucs_async_set_event_handler(async->mode, fd, events, cb, iface,
-                                         async);
+    status = ucs_async_set_event_handler(mode, fd, events, cb, iface, async);
     if (status != UCS_OK) {
         ucs_error("%s: failed to watch the %s: %s", iface->md->name, what,
                   ucs_status_string(status));
@@ -527,11 +565,21 @@ uct_srqud_progress_watchdog_init(uct_srqud_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    status = uct_srqud_progress_watch_fd(iface, async, fd,
-                                         UCS_EVENT_SET_EVREAD |
-                                         UCS_EVENT_SET_EDGE_TRIGGERED,
-                                         uct_srqud_progress_async_timer,
-                                         "async watchdog");
+    /* in the spinlock mode srqud's handler takes the lock itself; the
+     * mutex mode (under valgrind) goes through UCX's context */
+    if (async->mode == UCS_ASYNC_MODE_THREAD_SPINLOCK) {
+        status = uct_srqud_progress_watch_fd(iface, NULL, async->mode, fd,
+                                             UCS_EVENT_SET_EVREAD |
+                                             UCS_EVENT_SET_EDGE_TRIGGERED,
+                                             uct_srqud_progress_watchdog_event,
+                                             "async watchdog");
+    } else {
+        status = uct_srqud_progress_watch_fd(iface, async, async->mode, fd,
+                                             UCS_EVENT_SET_EVREAD |
+                                             UCS_EVENT_SET_EDGE_TRIGGERED,
+                                             uct_srqud_progress_async_timer,
+                                             "async watchdog");
+    }
     if (status != UCS_OK) {
         close(fd);
         return status;
@@ -552,6 +600,8 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
     iface->async.timer_id  = -1;
     iface->async.wd_fd     = -1;
     iface->async.wd_armed  = 0;
+    iface->async.wd_retry  = uct_srqud_progress_wd_retry_first(iface);
+    iface->async.wd_busy   = 0;
     iface->async.wd_hold   = 0;
     iface->async.active    = 0;
     iface->async.wake_user = 0;
@@ -566,7 +616,7 @@ ucs_status_t uct_srqud_progress_init(uct_srqud_iface_t *iface)
      * channel (its CQs are armed only by event_arm, when the user is about
      * to sleep, so a busy user pays nothing) */
     if (iface->async.event_cb != NULL) {
-        status = uct_srqud_progress_watch_fd(iface, async,
+        status = uct_srqud_progress_watch_fd(iface, async, async->mode,
                                              iface->comp_channel->fd,
                                              UCS_EVENT_SET_EVREAD,
                                              uct_srqud_progress_channel_event,

@@ -137,6 +137,9 @@ typedef struct uct_srqud_iface_stats {
                                          of one of their own (ACK_RIDE) */
     unsigned long tx_hold_deferred;   /* TX_HOLD timers moved on by a new
                                          batch: the user went on sending */
+    unsigned long async_busy;         /* watchdog expiries that found the
+                                         user inside a call: looked at
+                                         again later (srqud_progress.c) */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
     unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */

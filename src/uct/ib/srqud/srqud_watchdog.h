@@ -19,4 +19,12 @@
 void uct_srqud_watchdog_set(uct_srqud_iface_t *iface, ucs_time_t first,
                             ucs_time_t now);
 
+
+/* An expiry found the user inside a call: the watchdog expires again after
+ * async.wd_retry, which doubles up to ASYNC_TICK, unless it is set to
+ * expire sooner. Called without the lock,
+ * by the async thread: it touches the timerfd and the fields only that
+ * thread writes. */
+void uct_srqud_watchdog_retry(uct_srqud_iface_t *iface);
+
 #endif
