@@ -555,6 +555,8 @@ static ucs_status_t
 uct_srqud_progress_watchdog_init(uct_srqud_iface_t *iface,
                                  ucs_async_context_t *async)
 {
+    ucs_async_context_t *context;
+    ucs_async_event_cb_t cb;
     ucs_status_t status;
     int fd;
 
@@ -565,21 +567,20 @@ uct_srqud_progress_watchdog_init(uct_srqud_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    /* in the spinlock mode srqud's handler takes the lock itself; the
-     * mutex mode (under valgrind) goes through UCX's context */
+    /* in the spinlock mode srqud's handler takes the lock itself, called
+     * without the context; the mutex mode (under valgrind) goes through
+     * UCX's context */
     if (async->mode == UCS_ASYNC_MODE_THREAD_SPINLOCK) {
-        status = uct_srqud_progress_watch_fd(iface, NULL, async->mode, fd,
-                                             UCS_EVENT_SET_EVREAD |
-                                             UCS_EVENT_SET_EDGE_TRIGGERED,
-                                             uct_srqud_progress_watchdog_event,
-                                             "async watchdog");
+        context = NULL;
+        cb      = uct_srqud_progress_watchdog_event;
     } else {
-        status = uct_srqud_progress_watch_fd(iface, async, async->mode, fd,
-                                             UCS_EVENT_SET_EVREAD |
-                                             UCS_EVENT_SET_EDGE_TRIGGERED,
-                                             uct_srqud_progress_async_timer,
-                                             "async watchdog");
+        context = async;
+        cb      = uct_srqud_progress_async_timer;
     }
+    status = uct_srqud_progress_watch_fd(iface, context, async->mode, fd,
+                                         UCS_EVENT_SET_EVREAD |
+                                         UCS_EVENT_SET_EDGE_TRIGGERED, cb,
+                                         "async watchdog");
     if (status != UCS_OK) {
         close(fd);
         return status;

@@ -21,6 +21,21 @@ static void uct_srqud_watchdog_timespec(struct timespec *ts, ucs_time_t t)
 }
 
 
+/* The watchdog expires after @a first, then every tick. Setting it clears
+ * the expiry count: the next expiry is a new edge. */
+static void uct_srqud_watchdog_arm(uct_srqud_iface_t *iface, ucs_time_t first)
+{
+    struct itimerspec its;
+
+    uct_srqud_watchdog_timespec(&its.it_value, first);
+    uct_srqud_watchdog_timespec(&its.it_interval, iface->config.async_tick);
+    if (timerfd_settime(iface->async.wd_fd, 0, &its, NULL) != 0) {
+        ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
+                 iface->md->name);
+    }
+}
+
+
 /* A periodic timerfd expires again only once read: in the thread mutex
  * mode, an expiry the async thread found the lock taken for (UCX queues it
  * for ucs_async_check_miss, which only UCP's progress calls) leaves it
@@ -30,18 +45,11 @@ static void uct_srqud_watchdog_timespec(struct timespec *ts, ucs_time_t t)
 void uct_srqud_watchdog_set(uct_srqud_iface_t *iface, ucs_time_t first,
                             ucs_time_t now)
 {
-    struct itimerspec its;
-
     if (iface->async.wd_fd < 0) {
         return;
     }
 
-    uct_srqud_watchdog_timespec(&its.it_value, first);
-    uct_srqud_watchdog_timespec(&its.it_interval, iface->config.async_tick);
-    if (timerfd_settime(iface->async.wd_fd, 0, &its, NULL) != 0) {
-        ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
-                 iface->md->name);
-    }
+    uct_srqud_watchdog_arm(iface, first);
     ++iface->stats.timer_sets;
     iface->async.wd_armed = now;
 }
@@ -58,7 +66,8 @@ static int uct_srqud_watchdog_not_later(const struct timespec *a,
 
 void uct_srqud_watchdog_retry(uct_srqud_iface_t *iface)
 {
-    struct itimerspec its, cur;
+    struct itimerspec cur;
+    struct timespec next;
     ucs_time_t wait;
 
     /* not capped at TX_HOLD while a batch is held: a stream of sends then
@@ -68,21 +77,15 @@ void uct_srqud_watchdog_retry(uct_srqud_iface_t *iface)
     ++iface->async.wd_busy;
     iface->async.wd_retry = ucs_min(2 * wait, iface->config.async_tick);
 
-    uct_srqud_watchdog_timespec(&its.it_value, wait);
-    uct_srqud_watchdog_timespec(&its.it_interval, iface->config.async_tick);
-
     /* the user may have set it since the expiry (a new batch's TX_HOLD):
      * a nearer expiry stands. Reading it also restarts a periodic timer
      * that expired unread, so the next expiry is a new edge either way. */
+    uct_srqud_watchdog_timespec(&next, wait);
     if ((timerfd_gettime(iface->async.wd_fd, &cur) == 0) &&
         ((cur.it_value.tv_sec != 0) || (cur.it_value.tv_nsec != 0)) &&
-        uct_srqud_watchdog_not_later(&cur.it_value, &its.it_value)) {
+        uct_srqud_watchdog_not_later(&cur.it_value, &next)) {
         return;
     }
 
-    /* setting it clears the expiry count: the next one is a new edge */
-    if (timerfd_settime(iface->async.wd_fd, 0, &its, NULL) != 0) {
-        ucs_diag("%s: timerfd_settime(async watchdog) failed: %m",
-                 iface->md->name);
-    }
+    uct_srqud_watchdog_arm(iface, wait);
 }
