@@ -622,6 +622,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     static const char *env[][2] = {
         {"UCX_SRQUD_TX_QUEUE_LEN",     "32"},
         {"UCX_SRQUD_TX_CQ_MODERATION", "8"},
+        /* the user's streams batch as on Soft-RoCE (auto: never on the
+         * fake device, whose vendor id is not Soft-RoCE's) */
+        {"UCX_SRQUD_TX_BATCH_AFTER",   "8"},
         /* 16 held, 5 messages of several packets begun (of 6 passive
          * eps): the bounds are reached */
         {"UCX_SRQUD_SRQ_SIZE",         "32"},

@@ -299,6 +299,15 @@ static void open_flushed_pair(iface_pair &pair)
     ASSERT_UCS_OK(pair.flush_sender());
 }
 
+/* open_flushed_pair with UCX_SRQUD_TX_BATCH_AFTER @a after, and batches
+ * that no send finds old enough to ring */
+static void open_batch_after_pair(iface_pair &pair, const char *after)
+{
+    pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", after);
+    pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
+    ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+}
+
 /* A progress call, then messages 2 and 3 into the queue that the first
  * makes busy (larger than an inline send: signaled); the sender's counters
  * after the progress and after the two sends */
@@ -339,9 +348,7 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
         SCOPED_TRACE(std::string("TX_BATCH_AFTER=") + after);
         const bool two = (std::string(after) == "2");
         iface_pair pair;
-        pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", after);
-        pair.set_env("UCX_SRQUD_TX_BATCH_WAIT", "100s");
-        ASSERT_NO_FATAL_FAILURE(open_flushed_pair(pair));
+        ASSERT_NO_FATAL_FAILURE(open_batch_after_pair(pair, after));
 
         uct_srqud_iface_stats_t before, second, third;
         {
@@ -363,6 +370,44 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
         }
 
         ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, 4));
+    }
+}
+
+/* UCX_SRQUD_TX_BATCH_AFTER=auto is 8 on Soft-RoCE, where a doorbell is a
+ * system call: of 12 sends after a progress call the first 8 go at once and
+ * the others wait for a doorbell, whose hold sets the timer. inf (auto on
+ * an HCA, srqud_config.h; unit test srqud_config) sends each at once, and
+ * sets no timer: the last message of a stream waits for nothing. The async
+ * thread is held off, so that no tick rings the batch. */
+TEST(srqud_am_batch, a_stream_outside_progress_batches_only_where_set)
+{
+    const uint64_t n = 12;
+    for (const char *after : {"auto", "inf"}) {
+        SCOPED_TRACE(std::string("TX_BATCH_AFTER=") + after);
+        const bool held = (std::string(after) == "auto");
+        iface_pair pair;
+        ASSERT_NO_FATAL_FAILURE(open_batch_after_pair(pair, after));
+
+        uct_srqud_iface_stats_t before, sent, rung;
+        {
+            async_hold hold(pair.ctx.async);
+            ASSERT_NO_FATAL_FAILURE(
+                    progress_then_send(pair, n, &before, &sent));
+            pair.sender->progress();
+            rung = srqud_stats(pair.sender->handle);
+        }
+
+        EXPECT_EQ(n, sent.tx_packets - before.tx_packets);
+        if (held) {
+            EXPECT_EQ(8u, sent.tx_doorbells - before.tx_doorbells);
+            EXPECT_EQ(1u, sent.timer_sets - before.timer_sets);
+            EXPECT_EQ(1u, rung.tx_doorbells - sent.tx_doorbells);
+        } else {
+            EXPECT_EQ(n, sent.tx_doorbells - before.tx_doorbells);
+            EXPECT_EQ(0u, sent.timer_sets - before.timer_sets);
+            EXPECT_EQ(0u, rung.tx_doorbells - sent.tx_doorbells);
+        }
+        ASSERT_NO_FATAL_FAILURE(expect_delivered(pair, 1 + n));
     }
 }
 

@@ -46,17 +46,21 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "TX_QUEUE_LEN.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch), UCS_CONFIG_TYPE_UINT},
 
-    {"TX_BATCH_AFTER", "8",
+    {"TX_BATCH_AFTER", "auto",
      "Sends since the last progress call that go at once, each with its own\n"
      "doorbell, before later ones batch (TX_BATCH) while the send queue is\n"
-     "busy. Starting a batch outside progress costs two system calls for its\n"
-     "timer (TX_HOLD), and the async thread's wakeup when the user is\n"
-     "descheduled before its next progress (ranks sharing cores), so a batch\n"
-     "pays only from several sends on; with 8, the packets of a 4 KB message\n"
-     "and the messages of a collective step to up to 8 peers leave without\n"
-     "waiting, and a stream of sends still batches. 0: batch from the first\n"
-     "send into a busy queue.",
-     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_UINT},
+     "busy (a number, inf or auto). A batch started outside progress waits\n"
+     "for the user's next send or progress, or up to TX_HOLD for the async\n"
+     "thread: the last messages of a stream that the user leaves to compute\n"
+     "arrive that much later. It pays where a doorbell is a system call\n"
+     "(Soft-RoCE), and there only from several sends on: with 8, the packets\n"
+     "of a 4 KB message and the messages of a collective step to up to 8\n"
+     "peers leave without waiting, and a stream of sends still batches.\n"
+     "auto: 8 on Soft-RoCE; inf on an HCA, where a doorbell is a write to\n"
+     "the device: sends outside progress never wait (those a progress call\n"
+     "makes still share its doorbell). 0: batch from the first send into a\n"
+     "busy queue.",
+     ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_ULUNITS},
 
     {"TX_BATCH_IDLE", "n",
      "Sends made outside a progress call batch, into an idle queue too and\n"
@@ -423,8 +427,11 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           config->srq_max_size);
     UCT_SRQUD_CHECK_RANGE("TX_BATCH", config->tx_batch, 1,
                           UCT_SRQUD_TX_BATCH_MAX);
-    UCT_SRQUD_CHECK_RANGE("TX_BATCH_AFTER", config->tx_batch_after, 0,
-                          config->tx_queue_len / 2);
+    if ((config->tx_batch_after != UCS_ULUNITS_AUTO) &&
+        (config->tx_batch_after != UCS_ULUNITS_INF)) {
+        UCT_SRQUD_CHECK_RANGE("TX_BATCH_AFTER", config->tx_batch_after, 0,
+                              config->tx_queue_len / 2);
+    }
     UCT_SRQUD_CHECK_RANGE("TX_BATCH_STEP", config->tx_batch_step, 2,
                           UCT_SRQUD_TX_BATCH_MAX);
     UCT_SRQUD_CHECK_RANGE("TX_CQ_MODERATION", config->tx_cq_moderation, 1,
@@ -541,7 +548,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
      * the acknowledgements and resends of the call that fills it */
     iface->config.tx_batch       = ucs_min(config->tx_batch,
                                            config->tx_queue_len / 2);
-    iface->config.tx_batch_after = config->tx_batch_after;
+    iface->config.tx_batch_after = uct_srqud_config_tx_batch_after(
+            config->tx_batch_after, iface->md->dev_attr.vendor_id);
     iface->config.tx_batch_idle  = config->tx_batch_idle;
     iface->config.tx_batch_step  = config->tx_batch_step;
     iface->config.rx_max_poll    = config->rx_max_poll;
@@ -555,8 +563,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.mtu            = mtu;
     iface->config.am_packets     = (config->am_packets != UCS_ULUNITS_AUTO) ?
                                    config->am_packets :
-                                   (iface->md->dev_attr.vendor_id ==
-                                    UCT_SRQUD_SOFT_ROCE_VENDOR_ID) ?
+                                   uct_srqud_config_doorbell_is_syscall(
+                                           iface->md->dev_attr.vendor_id) ?
                                    ucs_min(2, config->tx_window) : 1;
     iface->config.stats_dump     = config->stats_dump;
     iface->config.zcopy_qps      = config->zcopy_qps;

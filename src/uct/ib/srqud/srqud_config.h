@@ -9,8 +9,12 @@
 #ifndef UCT_SRQUD_CONFIG_H_
 #define UCT_SRQUD_CONFIG_H_
 
+#include "srqud_def.h"
+
 #include <uct/base/uct_iface.h>
 #include <ucs/config/parser.h>
+#include <ucs/sys/string.h>
+#include <limits.h>
 
 
 typedef struct uct_srqud_iface uct_srqud_iface_t;
@@ -39,7 +43,8 @@ typedef struct uct_srqud_iface_config {
     unsigned                 tx_queue_len;   /* Send queue length */
     unsigned                 tx_max_poll;    /* Send CQ poll batch */
     unsigned                 tx_batch;       /* Sends per doorbell */
-    unsigned                 tx_batch_after; /* Sends at once since progress */
+    unsigned long            tx_batch_after; /* Sends at once since progress;
+                                                UCS_ULUNITS_AUTO: by device */
     int                      tx_batch_idle;  /* ucs_on_off_auto_value_t */
     unsigned                 tx_batch_step;  /* sends of a step of several */
     double                   tx_hold;        /* a batch's longest wait, s */
@@ -109,5 +114,26 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
 void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                             const uct_srqud_iface_config_t *config,
                             size_t mtu);
+
+
+/* Every doorbell of a UD QP on this device is a system call and a softirq
+ * (Soft-RoCE): what the settings whose default is "auto" trade against */
+static inline int uct_srqud_config_doorbell_is_syscall(uint32_t vendor_id)
+{
+    return vendor_id == UCT_SRQUD_SOFT_ROCE_VENDOR_ID;
+}
+
+
+/* UCX_SRQUD_TX_BATCH_AFTER as applied: a number as set; "inf", and "auto"
+ * on an HCA, never (UINT_MAX: a send outside progress is never held) */
+static inline unsigned
+uct_srqud_config_tx_batch_after(unsigned long value, uint32_t vendor_id)
+{
+    if (value == UCS_ULUNITS_AUTO) {
+        return uct_srqud_config_doorbell_is_syscall(vendor_id) ?
+               UCT_SRQUD_TX_BATCH_AFTER_SOFT : UINT_MAX;
+    }
+    return (value == UCS_ULUNITS_INF) ? UINT_MAX : (unsigned)value;
+}
 
 #endif

@@ -50,6 +50,10 @@
  * doorbell is a system call and a softirq (UCX_SRQUD_AM_PACKETS=auto) */
 #define UCT_SRQUD_SOFT_ROCE_VENDOR_ID 0xffffffU
 
+/* UCX_SRQUD_TX_BATCH_AFTER=auto there: sends since the user's last
+ * progress that go at once before later ones batch (docs/design.md) */
+#define UCT_SRQUD_TX_BATCH_AFTER_SOFT 8
+
 /* Largest control packet sent inline from the stack */
 #define UCT_SRQUD_CTL_INLINE_MAX   128
 

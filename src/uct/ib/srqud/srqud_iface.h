@@ -117,7 +117,7 @@ struct uct_srqud_iface {
         unsigned             tx_max_poll;
         unsigned             tx_batch;    /* sends per doorbell */
         unsigned             tx_batch_after; /* sends since a progress that
-                                             go at once */
+                                             go at once; UINT_MAX: all */
         int                  tx_batch_idle; /* ucs_on_off_auto_value_t:
                                                sends outside progress batch
                                                into an idle queue */

@@ -102,7 +102,10 @@ static UCS_F_ALWAYS_INLINE int uct_srqud_tx_busy(const uct_srqud_iface_t *iface)
  * user is descheduled before its next progress, more than it saves until
  * it holds several sends, and the fragments of one message (a 4 KB MPI
  * message is two packets) or a collective step's messages would wait for
- * the next progress. TX_BATCH_IDLE makes the user's sends batch, all or
+ * the next progress. On an HCA (TX_BATCH_AFTER=auto there) a doorbell is
+ * a write to the device, cheaper than a timer: sends outside progress never
+ * batch, and a stream's last message waits for nothing (UINT_MAX).
+ * TX_BATCH_IDLE makes the user's sends batch, all or
  * those of steps where steps of several sends prevail
  * (uct_srqud_tx_step_end), for devices where each doorbell costs a
  * context switch (Soft-RoCE's UD sends). The packets of one message
