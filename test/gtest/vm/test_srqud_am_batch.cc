@@ -300,9 +300,9 @@ static void open_flushed_pair(iface_pair &pair)
 }
 
 /* open_flushed_pair with UCX_SRQUD_TX_BATCH_AFTER @a after, batches that
- * no send finds old enough to ring, and no retransmission timeout while
- * the held async thread keeps the receiver from acknowledging (a resend is
- * a doorbell the tests do not count on, however slow the machine) */
+ * no send finds old enough to ring, and no retransmission timeout in the
+ * sender's progress after its sends, however slow the machine (a resend
+ * is a doorbell the tests do not count on) */
 static void open_batch_after_pair(iface_pair &pair, const char *after)
 {
     pair.set_env("UCX_SRQUD_TX_BATCH_AFTER", after);
@@ -376,12 +376,13 @@ TEST(srqud_am_batch, first_sends_after_progress_go_at_once)
     }
 }
 
-/* UCX_SRQUD_TX_BATCH_AFTER=auto is 8 on Soft-RoCE, where a doorbell is a
- * system call: of 12 sends after a progress call the first 8 go at once and
- * the others wait for a doorbell, whose hold sets the timer. inf (auto on
- * an HCA, srqud_config.h; unit test srqud_config) sends each at once, and
- * sets no timer: the last message of a stream waits for nothing. The async
- * thread is held off, so that no tick rings the batch. */
+/* On Soft-RoCE, the device of these tests, UCX_SRQUD_TX_BATCH_AFTER=auto
+ * is 8, a doorbell there being a system call: of 12 sends after a progress
+ * call the first 8 go at once and the others wait for a doorbell, whose
+ * hold sets the timer. inf (auto on an HCA, srqud_config.h; unit test
+ * srqud_config) sends each at once, and sets no timer: the last message of
+ * a stream waits for nothing. The async thread is held off, so that no
+ * tick rings the batch. */
 TEST(srqud_am_batch, a_stream_outside_progress_batches_only_where_set)
 {
     const uint64_t n = 12;

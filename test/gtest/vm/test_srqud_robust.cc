@@ -309,6 +309,7 @@ TEST(srqud_robust, invalid_config_fails_at_iface_open)
         {"UCX_SRQUD_TX_BATCH",     "0",       UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_TX_BATCH",     "65",      UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_TX_BATCH_AFTER", "129",   UCS_ERR_INVALID_PARAM},
+        {"UCX_SRQUD_TX_BATCH_AFTER", "-3",    UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_TX_BATCH_WAIT", "-1us",   UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_TX_BATCH_STEP", "1",      UCS_ERR_INVALID_PARAM},
         {"UCX_SRQUD_TX_BATCH_STEP", "65",     UCS_ERR_INVALID_PARAM},

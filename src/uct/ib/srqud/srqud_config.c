@@ -50,15 +50,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "Sends since the last progress call that go at once, each with its own\n"
      "doorbell, before later ones batch (TX_BATCH) while the send queue is\n"
      "busy (a number, inf or auto). A batch started outside progress waits\n"
-     "for the user's next send or progress, or up to TX_HOLD for the async\n"
-     "thread: the last messages of a stream that the user leaves to compute\n"
+     "until a later send finds it full or older than TX_BATCH_WAIT, the\n"
+     "user's next progress, or up to TX_HOLD for the async thread: the\n"
+     "last messages of a stream that the user leaves to compute\n"
      "arrive that much later. It pays where a doorbell is a system call\n"
      "(Soft-RoCE), and there only from several sends on: with 8, the packets\n"
      "of a 4 KB message and the messages of a collective step to up to 8\n"
      "peers leave without waiting, and a stream of sends still batches.\n"
      "auto: 8 on Soft-RoCE; inf on an HCA, where a doorbell is a write to\n"
-     "the device: sends outside progress never wait (those a progress call\n"
-     "makes still share its doorbell). 0: batch from the first send into a\n"
+     "the device: sends outside progress never wait (unless TX_BATCH_IDLE;\n"
+     "those a progress call makes still share its doorbell). 0: batch from the first send into a\n"
      "busy queue.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_ULUNITS},
 
