@@ -51,16 +51,16 @@ ucs_config_field_t uct_srqud_config_table[] = {
      "doorbell, before later ones batch (TX_BATCH) while the send queue is\n"
      "busy (a number, inf or auto). A batch started outside progress waits\n"
      "until a later send finds it full or older than TX_BATCH_WAIT, the\n"
-     "user's next progress, or up to TX_HOLD for the async thread: the\n"
-     "last messages of a stream that the user leaves to compute\n"
-     "arrive that much later. It pays where a doorbell is a system call\n"
-     "(Soft-RoCE), and there only from several sends on: with 8, the packets\n"
-     "of a 4 KB message and the messages of a collective step to up to 8\n"
-     "peers leave without waiting, and a stream of sends still batches.\n"
-     "auto: 8 on Soft-RoCE; inf on an HCA, where a doorbell is a write to\n"
-     "the device: sends outside progress never wait (unless TX_BATCH_IDLE;\n"
-     "those a progress call makes still share its doorbell). 0: batch from the first send into a\n"
-     "busy queue.",
+     "user's next progress, or up to TX_HOLD for the async thread: the last\n"
+     "messages of a stream that the user leaves to compute arrive that much\n"
+     "later. It pays where a doorbell is a system call (Soft-RoCE), and there\n"
+     "only from several sends on: with 8, the packets of a 4 KB message and\n"
+     "the messages of a collective step to up to 8 peers leave without\n"
+     "waiting, and a stream of sends still batches. auto: 8 on Soft-RoCE;\n"
+     "inf on an HCA, where a doorbell is a write to the device: sends outside\n"
+     "progress never wait (unless TX_BATCH_IDLE; those a progress call makes\n"
+     "still share its doorbell). 0: batch from the first send into a busy\n"
+     "queue.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_batch_after), UCS_CONFIG_TYPE_ULUNITS},
 
     {"TX_BATCH_IDLE", "n",
