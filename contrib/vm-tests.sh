@@ -194,6 +194,13 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
         run srqud_rawexch_ag_$np sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t rc -N $np -c bcast,ag_send,ag_rndv,ag_put,ag_tail -n 200 -w 10 -s 8,32k -T 300 | tee /dev/stderr | grep -cE '^ag_(send|rndv|put|tail) (8|32768) [0-9.]+ ' | grep -qx 8"
     done
     run srqud_rawexch_ag_ud_refused sh -c "'$SRQUD_BUILD/obj/src/tools/srqud_rawexch' -t ud -N 2 -c ag_put 2> \"\$0\"; [ \$? = 2 ] && grep -q 'need -t rc' \"\$0\"" "$LOGDIR/rawexch-ag-ud.err"
+    # Where MPI messages wait (contrib/bench/mpi-timeline.sh): the kernel's
+    # tracer sees every doorbell, completion and message of a 2-rank Open
+    # MPI Sendrecv over srqud and rc_verbs; the tool fails when a trace
+    # lacks a rank's messages, doorbells or completions, and srqud must
+    # ring at most 1.2 doorbells a message there (its acknowledgements
+    # ride in the messages' doorbells, UCX_SRQUD_ACK_RIDE)
+    run mpi_timeline bash -c "set -o pipefail; MPI_TIMELINE_PLOTS=0 '$ROOT/contrib/bench/mpi-timeline.sh' -p 2 -c sendrecv -n 200 -W 0 -t 'srqud rc_verbs' -o ci-timeline | tee /dev/stderr | awk '\$4 == \"srqud\" && \$NF + 0 <= 1.2 { ok = 1 } END { exit !ok }'"
     # MPI over srqud: Open MPI (pml ucx) and MPICH (ch4:ucx), 2 and 8 ranks;
     # each run is listed after the result
     TEST_TIMEOUT=1500 run mpi_srqud "$ROOT/contrib/mpi-tests.sh" --np "2 8" -- -o 64

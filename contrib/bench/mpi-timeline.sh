@@ -1,0 +1,160 @@
+#!/bin/bash
+#
+# Where a small MPI message waits: a timeline of every doorbell, every
+# completion, every message a rank takes and every scheduler switch, from
+# the guest kernel's tracer, for srqud beside ud_verbs and rc_verbs. In
+# the Soft-RoCE VM (root, tracefs, kprobes on rdma_rxe):
+#
+#   contrib/softroce/vm-run -- contrib/bench/mpi-timeline.sh [-p NPS]
+#       [-m MPIS] [-c CALLS] [-s SIZE] [-n ITERS] [-W WARM] [-t VARIANTS]
+#       [-o NAME]
+#
+# Defaults: 2 and 4 ranks, Open MPI, sendrecv and allgather
+# (contrib/bench/mpi_calls.c), 8 B, 300 timed calls after 100 of warm-up,
+# srqud, ud_verbs and rc_verbs (variants as in mpi-calls.sh:
+# srqud-x+UCX_SRQUD_VAR=VALUE). Each variant runs WARM times untraced
+# (default 1: the emulator translates code the first time a run takes
+# it), then once traced.
+#
+# Traced: kprobes on rdma_rxe's rxe_post_send (a doorbell),
+# rxe_cq_post (a completion and its opcode) and rxe_create_cq (which
+# process owns a CQ), a uprobe on UCP's ucp_eager_only_handler (the rank
+# takes a message; UCP of $SRQUD_BUILD/ucx), sched_switch, sched_wakeup
+# and the softirqs, with the monotonic clock. contrib/bench/mpi_timeline.py
+# reads each trace (over the timed phase: from the first quarter of the
+# ranks' messages on) and writes, per MPI, rank count, call and variant:
+# the time a call, the receive completions written while their rank was
+# off its core and its wait for a core then (mean, p50, p90, p99), the
+# ranks' switches while runnable a call (preempted or yielding) and those
+# to ksoftirqd a message, ksoftirqd's time a call, doorbells a message. Tracing slows the calls; the counts are
+# what matter.
+#
+# Output in $SRQUD_BUILD/bench/NAME (default mpi-timeline): the traces,
+# timeline.csv, table.txt (also printed) and wait-MPI-NP-CALL.png (the
+# waits' distribution; MPI_TIMELINE_PLOTS=0: none). Exit status 1 if a
+# run failed or a trace lacks what the table needs (every rank's
+# messages, doorbells and completions).
+#
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+NPS="2 4"
+MPIS=ompi
+CALLS="sendrecv allgather"
+SIZE=8
+ITERS=300
+WARM=1
+VARIANTS="srqud ud_verbs rc_verbs"
+NAME=mpi-timeline
+bench_getopts "p:NPS m:MPIS c:CALLS s:SIZE n:ITERS W:WARM t:VARIANTS o:NAME" "$@"
+
+OUT=$RESULTS/$NAME
+mkdir -p "$OUT"
+T=/sys/kernel/tracing
+bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPIS" || exit
+
+if ! mountpoint -q "$T" && ! mount -t tracefs nodev "$T" 2>/dev/null; then
+    echo "mpi-timeline: no tracefs at $T (run it in the VM, as root)" >&2
+    exit 2
+fi
+UCP=$(readlink -f "$SRQUD_BUILD/ucx/lib/libucp.so.0")
+EAGER=$(nm "$UCP" 2>/dev/null | awk '$3 == "ucp_eager_only_handler" { print "0x" $1 }')
+if [ -z "$EAGER" ]; then
+    echo "mpi-timeline: no ucp_eager_only_handler in $UCP" >&2
+    exit 2
+fi
+
+EVENTS="rxe/mkcq rxe/post rxe/cqe ucp/eager sched/sched_switch sched/sched_wakeup
+        irq/softirq_entry irq/softirq_exit"
+trace_off() {
+    local e
+    echo 0 > "$T/tracing_on"
+    for e in $EVENTS; do
+        [ -e "$T/events/$e/enable" ] && echo 0 > "$T/events/$e/enable"
+    done
+    echo > "$T/kprobe_events"
+    echo > "$T/uprobe_events"
+}
+trap trace_off EXIT
+
+trace_off
+# the opcode of ib_uverbs_wc / ib_wc: after the 8-byte wr_id and the status
+if ! { echo 'p:rxe/mkcq rdma_rxe:rxe_create_cq cq=%di' &&
+       echo 'p:rxe/post rdma_rxe:rxe_post_send qp=%di' &&
+       echo 'p:rxe/cqe rdma_rxe:rxe_cq_post cq=%di op=+12(%si):u32'; } \
+        >> "$T/kprobe_events" ||
+   ! echo "p:ucp/eager $UCP:$EAGER" >> "$T/uprobe_events"; then
+    echo "mpi-timeline: the probes could not be set ($T/error_log):" >&2
+    tail -n 3 "$T/error_log" >&2
+    exit 2
+fi
+echo 32768 > "$T/buffer_size_kb"
+echo 1 > "$T/options/record-tgid"
+echo mono > "$T/trace_clock"
+for e in $EVENTS; do
+    echo 1 > "$T/events/$e/enable"
+done
+
+echo "# mpi-timeline.sh -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
+     "-t \"$VARIANTS\": $(date -u +%FT%TZ), $(uname -r), $(nproc) cores, load" \
+     "$(cut -d' ' -f1-3 /proc/loadavg)"
+for np in $NPS; do
+    echo "# $np ranks on $(nproc) cores:" \
+         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
+done
+
+# one VARIANT MPI NP CALL TRACE|-: one run; traced into TRACE unless -
+one() {
+    local v=$1 m=$2 np=$3 call=$4 trace=$5 tl rc t0
+    local -a envs
+    tl=$(bench_tl "${v%%+*}")
+    read -ra envs <<< "$(bench_variant_env "$v")"
+    if [ "$trace" != - ]; then
+        echo > "$T/trace"
+        echo 1 > "$T/tracing_on"
+    fi
+    t0=$SECONDS
+    "bench_$m" 600 "$np" "$(bench_ucx_tls "$tl")" "${envs[@]}" -- \
+        "$OUT/mpi_calls.$m" -c "$call" -s "$SIZE" -n "$ITERS" -w 100 \
+        > "$OUT/run.log" 2>&1
+    rc=$?
+    echo 0 > "$T/tracing_on"
+    echo "== $m np=$np $call ${v%%+*}$([ "$trace" = - ] && echo ' (warm-up)'):" \
+         "exit $rc, $((SECONDS - t0)) s" >&2
+    if [ $rc -ne 0 ]; then
+        tail -n 5 "$OUT/run.log" >&2
+        return 1
+    fi
+    [ "$trace" = - ] || cp "$T/trace" "$trace"
+}
+
+status=0
+traces=()
+for m in $MPIS; do
+    for np in $NPS; do
+        for call in $CALLS; do
+            for v in $VARIANTS; do
+                for _ in $(seq 1 "$WARM"); do
+                    one "$v" "$m" "$np" "$call" - || status=1
+                done
+                f=$OUT/trace-$m-$np-$call-${v%%+*}.txt
+                if one "$v" "$m" "$np" "$call" "$f"; then
+                    traces+=("$f")
+                else
+                    status=1
+                fi
+            done
+        done
+    done
+done
+trace_off
+trap - EXIT
+
+[ ${#traces[@]} -gt 0 ] || exit 1
+plots=--plots
+[ "${MPI_TIMELINE_PLOTS:-1}" = 0 ] && plots=
+python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + 101)) \
+    --csv "$OUT/timeline.csv" $plots "$OUT" "${traces[@]}" | tee "$OUT/table.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+echo "csv: $OUT/timeline.csv"
+exit $status

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Reads the traces of contrib/bench/mpi-timeline.sh (ftrace text, one file
+per run, named trace-MPI-NP-CALL-VARIANT.txt) and tells where a message
+waits: per run, over the timed phase, the receive completions written
+while their rank's main thread was off its core and how long it then
+waited for one, the ranks' switches while runnable (preempted, or
+yielding the core) and those to ksoftirqd, ksoftirqd's time on a CPU and
+the doorbells per message.
+
+  mpi_timeline.py --iters N [--csv FILE] [--plots] OUTDIR TRACE...
+
+N: the calls each rank made in a run (the timed ones, the warm-up and the
+check). Exit status 1 if a trace lacks a rank's messages, doorbells or
+completions (the table would say nothing of it).
+"""
+
+import argparse
+import os
+import re
+import sys
+
+LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\(\s*(\d+|-+)\)\s+\[(\d+)\]\s+\S+\s+'
+                  r'([\d.]+):\s+(\w+):\s*(.*)$')
+SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> '
+                    r'next_comm=(.*) next_pid=(\d+)')
+CQE = re.compile(r'cq=(\S+) op=(\d+)')
+IB_WC_RECV = 128       # enum ib_wc_opcode: receives from here on
+NAME = re.compile(r'trace-([^-]+)-(\d+)-([^-]+)-(.+)\.txt$')
+
+
+def percentile(values, q):
+    if not values:
+        return 0.0
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def read_events(path):
+    """(time in us, pid, comm, event, fields) and each pid's process"""
+    events, tgid = [], {}
+    with open(path, errors='replace') as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            comm, pid, tg, _, ts, name, rest = m.groups()
+            pid = int(pid)
+            if tg.isdigit():
+                tgid[pid] = int(tg)
+            events.append((float(ts) * 1e6, pid, comm, name, rest))
+    return events, tgid
+
+
+class Run:
+    """What one trace says of where the messages waited"""
+
+    def __init__(self, path, iters):
+        self.path = path
+        m = NAME.search(os.path.basename(path))
+        self.mpi, self.np, self.call, self.variant = (
+            (m.group(1), int(m.group(2)), m.group(3), m.group(4)) if m else
+            ('?', 0, '?', os.path.basename(path)))
+        events, tgid = read_events(path)
+        proc = lambda pid: tgid.get(pid, pid)
+        eager = [t for (t, _, _, n, _) in events if n == 'eager']
+        self.ranks = sorted({proc(p) for (_, p, _, n, _) in events
+                             if n == 'eager'})
+        self.problems = []
+        if len(eager) < 8:
+            self.problems.append('no messages taken')
+            return
+        # the timed phase: past the warm-up (calls run back to back)
+        lo, hi = eager[len(eager) // 4], eager[-1]
+        self.calls = iters * sum(1 for t in eager if lo <= t) / len(eager)
+        self.us_per_call = (hi - lo) / self.calls
+        owner = {}
+        for (_, pid, _, n, rest) in events:
+            if n == 'mkcq':
+                owner[rest.split('cq=')[1].split()[0]] = proc(pid)
+        ranks = set(self.ranks)
+        on_cpu, waiting = {}, {r: [] for r in ranks}
+        ksoft_since = {}
+        self.waits, self.recv, self.off = [], 0, 0
+        self.preempted = self.by_ksoftirqd = 0
+        self.ksoftirqd_us = 0.0
+        self.posts = self.messages = 0
+        for (t, pid, comm, n, rest) in events:
+            inside = lo <= t <= hi
+            if n == 'sched_switch':
+                m = SWITCH.search(rest)
+                if not m:
+                    continue
+                prev, state, ncomm, nxt = (int(m.group(1)), m.group(2),
+                                           m.group(3), int(m.group(4)))
+                on_cpu[prev], on_cpu[nxt] = False, True
+                if inside and prev in ranks and state.startswith('R'):
+                    self.preempted += 1
+                    self.by_ksoftirqd += ncomm.startswith('ksoftirqd')
+                if prev in ksoft_since:
+                    since = ksoft_since.pop(prev)
+                    if inside:
+                        self.ksoftirqd_us += t - max(since, lo)
+                if ncomm.startswith('ksoftirqd'):
+                    ksoft_since[nxt] = t
+                if nxt in ranks:
+                    if inside:
+                        self.waits += [t - t0 for t0 in waiting[nxt]]
+                    waiting[nxt] = []
+            elif not inside:
+                continue
+            elif n == 'cqe':
+                m = CQE.search(rest)
+                r = owner.get(m.group(1)) if m else None
+                if r not in ranks or int(m.group(2)) < IB_WC_RECV:
+                    continue
+                self.recv += 1
+                if on_cpu.get(r, False):
+                    self.waits.append(0.0)
+                else:
+                    self.off += 1
+                    waiting[r].append(t)
+            elif n == 'eager':
+                self.messages += 1
+            elif n == 'post' and proc(pid) in ranks:
+                self.posts += 1
+        if len(self.ranks) != self.np:
+            self.problems.append('%d ranks took messages, not %d' %
+                                 (len(self.ranks), self.np))
+        if self.posts == 0:
+            self.problems.append('no doorbells')
+        if self.recv == 0:
+            self.problems.append('no receive completions on the ranks\' CQs')
+
+    def row(self):
+        w, off = self.waits, [x for x in self.waits if x > 0]
+        return {
+            'mpi': self.mpi, 'np': self.np, 'call': self.call,
+            'variant': self.variant,
+            'us_per_call': round(self.us_per_call, 1),
+            'recv_completions': self.recv,
+            'off_core_pct': round(100.0 * self.off / max(1, self.recv), 1),
+            'wait_mean_us': round(sum(w) / max(1, len(w)), 1),
+            'wait_off_mean_us': round(sum(off) / max(1, len(off)), 1),
+            'wait_p50_us': round(percentile(w, .5), 1),
+            'wait_p90_us': round(percentile(w, .9), 1),
+            'wait_p99_us': round(percentile(w, .99), 1),
+            'runnable_out_per_call': round(self.preempted / self.calls, 2),
+            'by_ksoftirqd_per_msg': round(self.by_ksoftirqd /
+                                          max(1, self.messages), 2),
+            'ksoftirqd_us_per_call': round(self.ksoftirqd_us / self.calls, 1),
+            'doorbells_per_msg': round(self.posts / max(1, self.messages), 2),
+        }
+
+
+def table(runs):
+    head = ('%-5s %2s %-10s %-12s %8s %6s %9s %8s %8s %9s %9s %9s' %
+            ('mpi', 'np', 'call', 'variant', 'us/call', 'off %',
+             'wait us', 'p90 us', 'R-out', 'ksirq/msg', 'ksirq us',
+             'db/msg'))
+    print('per run, over its timed phase: us a call (traced); receive '
+          'completions written while their rank was off its core (off %)\n'
+          'and the wait for a core over all of them (mean, p90); the '
+          'ranks\' switches while runnable a call (preempted or\n'
+          'yielding: R-out), those to ksoftirqd a message;\n'
+          'ksoftirqd\'s time on a CPU a call; doorbells a message')
+    print(head)
+    for r in runs:
+        x = r.row()
+        print('%-5s %2d %-10s %-12s %8.1f %6.1f %9.1f %8.1f %8.2f %9.2f '
+              '%9.1f %9.2f' %
+              (x['mpi'], x['np'], x['call'], x['variant'], x['us_per_call'],
+               x['off_core_pct'], x['wait_mean_us'], x['wait_p90_us'],
+               x['runnable_out_per_call'], x['by_ksoftirqd_per_msg'],
+               x['ksoftirqd_us_per_call'], x['doorbells_per_msg']))
+
+
+def plot(runs, outdir):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    groups = {}
+    for r in runs:
+        groups.setdefault((r.mpi, r.np, r.call), []).append(r)
+    for (mpi, np_, call), rs in sorted(groups.items()):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for r in rs:
+            w = sorted(r.waits)
+            if not w:
+                continue
+            ax.plot(w, [(i + 1) / len(w) for i in range(len(w))],
+                    label='%s (%.0f %% off its core)' %
+                    (r.variant, r.row()['off_core_pct']))
+        ax.set_xscale('symlog', linthresh=1)
+        ax.set_xlabel('a receive completion\'s wait for its rank to run, us')
+        ax.set_ylabel('fraction of the completions')
+        ax.set_title('%s, %d ranks, %s: where a message waits' %
+                     (mpi, np_, call))
+        ax.grid(True, alpha=.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, 'wait-%s-%d-%s.png' %
+                                 (mpi, np_, call)))
+        plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--iters', type=int, required=True)
+    ap.add_argument('--csv')
+    ap.add_argument('--plots', action='store_true')
+    ap.add_argument('outdir')
+    ap.add_argument('traces', nargs='+')
+    a = ap.parse_args()
+    runs, status = [], 0
+    for path in a.traces:
+        r = Run(path, a.iters)
+        if r.problems:
+            print('%s: %s' % (path, '; '.join(r.problems)), file=sys.stderr)
+            status = 1
+            continue
+        runs.append(r)
+    if runs:
+        table(runs)
+        if a.csv:
+            rows = [r.row() for r in runs]
+            with open(a.csv, 'w') as f:
+                f.write(','.join(rows[0]) + '\n')
+                for x in rows:
+                    f.write(','.join(str(v) for v in x.values()) + '\n')
+        if a.plots:
+            plot(runs, a.outdir)
+    return status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
