@@ -29,11 +29,17 @@
 # to ksoftirqd a message, ksoftirqd's time a call, doorbells a message. Tracing slows the calls; the counts are
 # what matter.
 #
-# Output in $SRQUD_BUILD/bench/NAME (default mpi-timeline): the traces,
-# timeline.csv, table.txt (also printed) and wait-MPI-NP-CALL.png (the
-# waits' distribution; MPI_TIMELINE_PLOTS=0: none). Exit status 1 if a
-# run failed or a trace lacks what the table needs (every rank's
-# messages, doorbells and completions).
+# CALLS are run one at a time, with one SIZE each; the uprobe sees eager
+# messages of one fragment, so SIZE stays below the transports' eager
+# fragment (4 KB takes two on Soft-RoCE's MTU).
+#
+# Output in $SRQUD_BUILD/bench/NAME (default mpi-timeline, emptied
+# first): the traces, a log per run, timeline.csv, table.txt (also
+# printed) and wait-MPI-NP-CALL.png (the waits' distribution;
+# MPI_TIMELINE_PLOTS=0: none). Exit status 1 if a run failed or a trace
+# lost events or lacks what the table needs (every rank's messages,
+# doorbells and completions); 2 for a wrong option, or where the tracer
+# or its probes cannot be had (outside the VM, not root).
 #
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -48,8 +54,18 @@ VARIANTS="srqud ud_verbs rc_verbs"
 NAME=mpi-timeline
 bench_getopts "p:NPS m:MPIS c:CALLS s:SIZE n:ITERS W:WARM t:VARIANTS o:NAME" "$@"
 
+case "$CALLS $SIZE" in
+*,*) echo "mpi-timeline: one size, and calls apart (-c \"sendrecv allgather\")" >&2
+     exit 2 ;;
+esac
+labels=$(for v in $VARIANTS; do echo "${v%%+*}"; done | sort | uniq -d)
+if [ -n "$labels" ]; then
+    echo "mpi-timeline: variants need names of their own: $labels" \
+         "(srqud-x+UCX_SRQUD_VAR=VALUE)" >&2
+    exit 2
+fi
 OUT=$RESULTS/$NAME
-mkdir -p "$OUT"
+rm -rf "$OUT" && mkdir -p "$OUT"
 T=/sys/kernel/tracing
 bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPIS" || exit
 
@@ -58,7 +74,17 @@ if ! mountpoint -q "$T" && ! mount -t tracefs nodev "$T" 2>/dev/null; then
     exit 2
 fi
 UCP=$(readlink -f "$SRQUD_BUILD/ucx/lib/libucp.so.0")
-EAGER=$(nm "$UCP" 2>/dev/null | awk '$3 == "ucp_eager_only_handler" { print "0x" $1 }')
+# a uprobe takes a file offset: the symbol's address less its segment's
+SYM=$(nm "$UCP" 2>/dev/null |
+      awk '$3 == "ucp_eager_only_handler" { print "0x" $1; exit }')
+EAGER=
+while read -r type off va _ _ memsz _; do
+    if [ "$type" != LOAD ] || [ -z "$SYM" ]; then continue; fi
+    if (( SYM >= va && SYM < va + memsz )); then
+        EAGER=$(printf '0x%x' $(( SYM - va + off )))
+        break
+    fi
+done <<< "$(readelf -lW "$UCP" 2>/dev/null)"   # the VM has no /dev/fd
 if [ -z "$EAGER" ]; then
     echo "mpi-timeline: no ucp_eager_only_handler in $UCP" >&2
     exit 2
@@ -66,6 +92,10 @@ fi
 
 EVENTS="rxe/mkcq rxe/post rxe/cqe ucp/eager sched/sched_switch sched/sched_wakeup
         irq/softirq_entry irq/softirq_exit"
+# the tracer as it was, put back at the end
+BUF_KB=$(cat "$T/buffer_size_kb")
+TGID=$(cat "$T/options/record-tgid")
+CLOCK=$(sed 's/.*\[\(.*\)\].*/\1/' "$T/trace_clock")
 trace_off() {
     local e
     echo 0 > "$T/tracing_on"
@@ -74,6 +104,10 @@ trace_off() {
     done
     echo > "$T/kprobe_events"
     echo > "$T/uprobe_events"
+    echo > "$T/trace"
+    echo "${BUF_KB%% *}" > "$T/buffer_size_kb"
+    echo "$TGID" > "$T/options/record-tgid"
+    echo "$CLOCK" > "$T/trace_clock"
 }
 trap trace_off EXIT
 
@@ -103,9 +137,10 @@ for np in $NPS; do
          "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
 done
 
-# one VARIANT MPI NP CALL TRACE|-: one run; traced into TRACE unless -
+# one VARIANT MPI NP CALL TRACE|- LOG: one run, its output into LOG;
+# traced into TRACE unless -
 one() {
-    local v=$1 m=$2 np=$3 call=$4 trace=$5 tl rc t0
+    local v=$1 m=$2 np=$3 call=$4 trace=$5 log=$6 tl rc t0
     local -a envs
     tl=$(bench_tl "${v%%+*}")
     read -ra envs <<< "$(bench_variant_env "$v")"
@@ -116,13 +151,13 @@ one() {
     t0=$SECONDS
     "bench_$m" 600 "$np" "$(bench_ucx_tls "$tl")" "${envs[@]}" -- \
         "$OUT/mpi_calls.$m" -c "$call" -s "$SIZE" -n "$ITERS" -w 100 \
-        > "$OUT/run.log" 2>&1
+        > "$log" 2>&1
     rc=$?
     echo 0 > "$T/tracing_on"
     echo "== $m np=$np $call ${v%%+*}$([ "$trace" = - ] && echo ' (warm-up)'):" \
          "exit $rc, $((SECONDS - t0)) s" >&2
     if [ $rc -ne 0 ]; then
-        tail -n 5 "$OUT/run.log" >&2
+        tail -n 5 "$log" >&2
         return 1
     fi
     [ "$trace" = - ] || cp "$T/trace" "$trace"
@@ -134,12 +169,12 @@ for m in $MPIS; do
     for np in $NPS; do
         for call in $CALLS; do
             for v in $VARIANTS; do
-                for _ in $(seq 1 "$WARM"); do
-                    one "$v" "$m" "$np" "$call" - || status=1
+                f=$OUT/trace-$m-$np-$call-${v%%+*}
+                for w in $(seq 1 "$WARM"); do
+                    one "$v" "$m" "$np" "$call" - "$f.warm$w.log" || status=1
                 done
-                f=$OUT/trace-$m-$np-$call-${v%%+*}.txt
-                if one "$v" "$m" "$np" "$call" "$f"; then
-                    traces+=("$f")
+                if one "$v" "$m" "$np" "$call" "$f.txt" "$f.log"; then
+                    traces+=("$f.txt")
                 else
                     status=1
                 fi
@@ -153,7 +188,8 @@ trap - EXIT
 [ ${#traces[@]} -gt 0 ] || exit 1
 plots=--plots
 [ "${MPI_TIMELINE_PLOTS:-1}" = 0 ] && plots=
-python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + 101)) \
+# mpi_calls.c: a checked call and 100 of warm-up before the timed ones
+python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + 101)) --skip 101 \
     --csv "$OUT/timeline.csv" $plots "$OUT" "${traces[@]}" | tee "$OUT/table.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "csv: $OUT/timeline.csv"

@@ -4,17 +4,20 @@ per run, named trace-MPI-NP-CALL-VARIANT.txt) and tells where a message
 waits: per run, over the timed phase, the receive completions written
 while their rank's main thread was off its core and how long it then
 waited for one, the ranks' switches while runnable (preempted, or
-yielding the core) and those to ksoftirqd, ksoftirqd's time on a CPU and
-the doorbells per message.
+yielding the core) and those to ksoftirqd per doorbell, ksoftirqd's time
+on a CPU and the doorbells per message taken.
 
-  mpi_timeline.py --iters N [--csv FILE] [--plots] OUTDIR TRACE...
+  mpi_timeline.py --iters N --skip K [--csv FILE] [--plots] OUTDIR TRACE...
 
-N: the calls each rank made in a run (the timed ones, the warm-up and the
-check). Exit status 1 if a trace lacks a rank's messages, doorbells or
-completions (the table would say nothing of it).
+N: the calls each rank made in a run, K of them before the timed ones
+(the check and the warm-up): the timed phase starts at the ranks'
+messages past that share. Exit status 1 if a trace lost events or lacks
+a rank's messages, doorbells or completions (the table would say nothing
+of it, or something wrong).
 """
 
 import argparse
+import csv
 import os
 import re
 import sys
@@ -26,6 +29,7 @@ SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> '
 CQE = re.compile(r'cq=(\S+) op=(\d+)')
 IB_WC_RECV = 128       # enum ib_wc_opcode: receives from here on
 NAME = re.compile(r'trace-([^-]+)-(\d+)-([^-]+)-(.+)\.txt$')
+WRITTEN = re.compile(r'entries-in-buffer/entries-written: (\d+)/(\d+)')
 
 
 def percentile(values, q):
@@ -36,10 +40,14 @@ def percentile(values, q):
 
 
 def read_events(path):
-    """(time in us, pid, comm, event, fields) and each pid's process"""
-    events, tgid = [], {}
+    """(time in us, pid, comm, event, fields), each pid's process, and
+    the events the ring buffer lost (overwritten before they were read)"""
+    events, tgid, lost = [], {}, 0
     with open(path, errors='replace') as f:
         for line in f:
+            w = WRITTEN.search(line) if line.startswith('#') else None
+            if w:
+                lost += int(w.group(2)) - int(w.group(1))
             m = LINE.match(line)
             if not m:
                 continue
@@ -48,29 +56,35 @@ def read_events(path):
             if tg.isdigit():
                 tgid[pid] = int(tg)
             events.append((float(ts) * 1e6, pid, comm, name, rest))
-    return events, tgid
+    return events, tgid, lost
 
 
 class Run:
     """What one trace says of where the messages waited"""
 
-    def __init__(self, path, iters):
+    def __init__(self, path, iters, skip):
         self.path = path
         m = NAME.search(os.path.basename(path))
         self.mpi, self.np, self.call, self.variant = (
             (m.group(1), int(m.group(2)), m.group(3), m.group(4)) if m else
             ('?', 0, '?', os.path.basename(path)))
-        events, tgid = read_events(path)
+        events, tgid, lost = read_events(path)
         proc = lambda pid: tgid.get(pid, pid)
-        eager = [t for (t, _, _, n, _) in events if n == 'eager']
-        self.ranks = sorted({proc(p) for (_, p, _, n, _) in events
-                             if n == 'eager'})
         self.problems = []
+        if lost:
+            self.problems.append('%d events lost (a larger buffer_size_kb)' %
+                                 lost)
+        eager = [t for (t, _, _, n, _) in events if n == 'eager']
+        # the ranks: the processes that made CQs (a rank that only sends
+        # takes no message)
+        self.ranks = sorted({proc(p) for (_, p, _, n, _) in events
+                             if n == 'mkcq'})
         if len(eager) < 8:
             self.problems.append('no messages taken')
             return
-        # the timed phase: past the warm-up (calls run back to back)
-        lo, hi = eager[len(eager) // 4], eager[-1]
+        # the timed phase: past the check and the warm-up (the calls run
+        # back to back, so the messages' share stands for the calls')
+        lo, hi = eager[len(eager) * skip // iters], eager[-1]
         self.calls = iters * sum(1 for t in eager if lo <= t) / len(eager)
         self.us_per_call = (hi - lo) / self.calls
         owner = {}
@@ -98,13 +112,12 @@ class Run:
                     self.by_ksoftirqd += ncomm.startswith('ksoftirqd')
                 if prev in ksoft_since:
                     since = ksoft_since.pop(prev)
-                    if inside:
-                        self.ksoftirqd_us += t - max(since, lo)
+                    self.ksoftirqd_us += max(0.0, min(t, hi) - max(since, lo))
                 if ncomm.startswith('ksoftirqd'):
                     ksoft_since[nxt] = t
                 if nxt in ranks:
-                    if inside:
-                        self.waits += [t - t0 for t0 in waiting[nxt]]
+                    # completions of the phase; a wait it cut counts to hi
+                    self.waits += [min(t, hi) - t0 for t0 in waiting[nxt]]
                     waiting[nxt] = []
             elif not inside:
                 continue
@@ -123,6 +136,12 @@ class Run:
                 self.messages += 1
             elif n == 'post' and proc(pid) in ranks:
                 self.posts += 1
+        # what the end of the phase cut: ksoftirqd still on a CPU, ranks
+        # still waiting for one
+        for since in ksoft_since.values():
+            self.ksoftirqd_us += max(0.0, hi - max(since, lo))
+        for r in ranks:
+            self.waits += [hi - t0 for t0 in waiting[r]]
         if len(self.ranks) != self.np:
             self.problems.append('%d ranks took messages, not %d' %
                                  (len(self.ranks), self.np))
@@ -145,32 +164,35 @@ class Run:
             'wait_p90_us': round(percentile(w, .9), 1),
             'wait_p99_us': round(percentile(w, .99), 1),
             'runnable_out_per_call': round(self.preempted / self.calls, 2),
-            'by_ksoftirqd_per_msg': round(self.by_ksoftirqd /
-                                          max(1, self.messages), 2),
+            'to_ksoftirqd_per_doorbell': round(self.by_ksoftirqd /
+                                               max(1, self.posts), 2),
             'ksoftirqd_us_per_call': round(self.ksoftirqd_us / self.calls, 1),
             'doorbells_per_msg': round(self.posts / max(1, self.messages), 2),
         }
 
 
 def table(runs):
-    head = ('%-5s %2s %-10s %-12s %8s %6s %9s %8s %8s %9s %9s %9s' %
+    head = ('%-5s %2s %-10s %-12s %8s %6s %8s %8s %8s %8s %9s %9s %9s' %
             ('mpi', 'np', 'call', 'variant', 'us/call', 'off %',
-             'wait us', 'p90 us', 'R-out', 'ksirq/msg', 'ksirq us',
-             'db/msg'))
-    print('per run, over its timed phase: us a call (traced); receive '
-          'completions written while their rank was off its core (off %)\n'
-          'and the wait for a core over all of them (mean, p90); the '
-          'ranks\' switches while runnable a call (preempted or\n'
-          'yielding: R-out), those to ksoftirqd a message;\n'
-          'ksoftirqd\'s time on a CPU a call; doorbells a message')
+             'wait us', 'p90 us', 'off wait', 'R-out', 'ksirq/db',
+             'ksirq us', 'db/msg'))
+    print('per run, over its timed phase: us a call (traced); the '
+          'receive completions (acknowledgements included) written while\n'
+          'their rank was off its core (off %); the wait for a core of '
+          'all of them (mean, p90; 0 for those on it) and of those off\n'
+          'it (mean); the ranks\' switches while runnable a call '
+          '(preempted or yielding: R-out); the switches to ksoftirqd a\n'
+          'doorbell; ksoftirqd\'s time on a CPU a call; doorbells '
+          'a message taken')
     print(head)
     for r in runs:
         x = r.row()
-        print('%-5s %2d %-10s %-12s %8.1f %6.1f %9.1f %8.1f %8.2f %9.2f '
-              '%9.1f %9.2f' %
+        print('%-5s %2d %-10s %-12s %8.1f %6.1f %8.1f %8.1f %8.1f %8.2f '
+              '%9.2f %9.1f %9.2f' %
               (x['mpi'], x['np'], x['call'], x['variant'], x['us_per_call'],
                x['off_core_pct'], x['wait_mean_us'], x['wait_p90_us'],
-               x['runnable_out_per_call'], x['by_ksoftirqd_per_msg'],
+               x['wait_off_mean_us'],
+               x['runnable_out_per_call'], x['to_ksoftirqd_per_doorbell'],
                x['ksoftirqd_us_per_call'], x['doorbells_per_msg']))
 
 
@@ -206,6 +228,7 @@ def plot(runs, outdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--iters', type=int, required=True)
+    ap.add_argument('--skip', type=int, required=True)
     ap.add_argument('--csv')
     ap.add_argument('--plots', action='store_true')
     ap.add_argument('outdir')
@@ -213,7 +236,7 @@ def main():
     a = ap.parse_args()
     runs, status = [], 0
     for path in a.traces:
-        r = Run(path, a.iters)
+        r = Run(path, a.iters, a.skip)
         if r.problems:
             print('%s: %s' % (path, '; '.join(r.problems)), file=sys.stderr)
             status = 1
@@ -223,10 +246,10 @@ def main():
         table(runs)
         if a.csv:
             rows = [r.row() for r in runs]
-            with open(a.csv, 'w') as f:
-                f.write(','.join(rows[0]) + '\n')
-                for x in rows:
-                    f.write(','.join(str(v) for v in x.values()) + '\n')
+            with open(a.csv, 'w', newline='') as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
         if a.plots:
             plot(runs, a.outdir)
     return status
