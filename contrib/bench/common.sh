@@ -91,6 +91,16 @@ if [ "$(uname -n)" = srqud-vm ] && [ "${BENCH_ASLR:-0}" != 1 ] &&
     fi
 fi
 
+# bench_ranks_on_cores NPS: a line per rank count, whether its ranks
+# exceed the cores (the figures of an oversubscribed run are the scheduler's)
+bench_ranks_on_cores() {
+    local np
+    for np in $1; do
+        echo "# $np ranks on $(nproc) cores:" \
+             "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
+    done
+}
+
 # The script's usage: its header comment, up to the first line that is not one
 bench_usage() {
     sed -n '2,/^[^#]/p' "$0" | sed -n 's/^# \{0,1\}//p' |

@@ -120,10 +120,7 @@ if [ "$IMB" != 0 ]; then
     # IMB's sizes: a file of lengths, one per line
     echo "$SIZES" | tr , '\n' | sed 's/[kK]$/*1024/' | bc > "$OUT/imb-sizes"
 fi
-for np in $NPS; do
-    echo "# $np ranks on $(nproc) cores:" \
-         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
-done
+bench_ranks_on_cores "$NPS"
 
 # device REP: srqud_rawperf's UD and RC ping-pong, rows "device" in the CSV
 # (call ud_lat / rc_lat, the median half round trip as p50 and average),

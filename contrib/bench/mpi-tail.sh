@@ -44,10 +44,7 @@ if [ -n "$BASE" ]; then
     bench_check_lib srqud-base "$OUT/base-lib" || exit 1
     VARIANTS="$VARIANTS srqud-base"
 fi
-for np in $NPS; do
-    echo "# $np ranks on $(nproc) cores:" \
-         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
-done
+bench_ranks_on_cores "$NPS"
 
 # one VARIANT MPI NP REP: one run, its line into the CSV
 one() {

@@ -21,13 +21,14 @@
 # process owns a CQ), a uprobe on UCP's ucp_eager_only_handler (the rank
 # takes a message; UCP of $SRQUD_BUILD/ucx), sched_switch, sched_wakeup
 # and the softirqs, with the monotonic clock. contrib/bench/mpi_timeline.py
-# reads each trace (over the timed phase: from the first quarter of the
-# ranks' messages on) and writes, per MPI, rank count, call and variant:
-# the time a call, the receive completions written while their rank was
-# off its core and its wait for a core then (mean, p50, p90, p99), the
-# ranks' switches while runnable a call (preempted or yielding) and those
-# to ksoftirqd a message, ksoftirqd's time a call, doorbells a message. Tracing slows the calls; the counts are
-# what matter.
+# reads each trace (over the timed phase: past the ranks' messages of the
+# check and the warm-up) and writes, per MPI, rank count, call and
+# variant: the time a call, the receive completions written while their
+# rank was off its core and its wait for a core then (mean, p50, p90, p99;
+# of those off it, the mean), the ranks' switches while runnable a call
+# (preempted or yielding) and those to ksoftirqd a doorbell, ksoftirqd's
+# time a call, doorbells a message taken. Tracing slows the calls; the
+# counts are what matter.
 #
 # CALLS are run one at a time, with one SIZE each; the uprobe sees eager
 # messages of one fragment, so SIZE stays below the transports' eager
@@ -50,6 +51,7 @@ CALLS="sendrecv allgather"
 SIZE=8
 ITERS=300
 WARM=1
+WARM_CALLS=100      # mpi_calls.c's untimed calls before the timed ones
 VARIANTS="srqud ud_verbs rc_verbs"
 NAME=mpi-timeline
 bench_getopts "p:NPS m:MPIS c:CALLS s:SIZE n:ITERS W:WARM t:VARIANTS o:NAME" "$@"
@@ -129,13 +131,10 @@ for e in $EVENTS; do
     echo 1 > "$T/events/$e/enable"
 done
 
-echo "# mpi-timeline.sh -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
-     "-t \"$VARIANTS\": $(date -u +%FT%TZ), $(uname -r), $(nproc) cores, load" \
-     "$(cut -d' ' -f1-3 /proc/loadavg)"
-for np in $NPS; do
-    echo "# $np ranks on $(nproc) cores:" \
-         "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
-done
+# common.sh printed the command line, the date and the load
+echo "# settings: -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
+     "-t \"$VARIANTS\"; kernel $(uname -r)"
+bench_ranks_on_cores "$NPS"
 
 # one VARIANT MPI NP CALL TRACE|- LOG: one run, its output into LOG;
 # traced into TRACE unless -
@@ -150,7 +149,7 @@ one() {
     fi
     t0=$SECONDS
     "bench_$m" 600 "$np" "$(bench_ucx_tls "$tl")" "${envs[@]}" -- \
-        "$OUT/mpi_calls.$m" -c "$call" -s "$SIZE" -n "$ITERS" -w 100 \
+        "$OUT/mpi_calls.$m" -c "$call" -s "$SIZE" -n "$ITERS" -w "$WARM_CALLS" \
         > "$log" 2>&1
     rc=$?
     echo 0 > "$T/tracing_on"
@@ -188,8 +187,9 @@ trap - EXIT
 [ ${#traces[@]} -gt 0 ] || exit 1
 plots=--plots
 [ "${MPI_TIMELINE_PLOTS:-1}" = 0 ] && plots=
-# mpi_calls.c: a checked call and 100 of warm-up before the timed ones
-python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + 101)) --skip 101 \
+# mpi_calls.c: a checked call and the warm-up before the timed ones
+skip=$((WARM_CALLS + 1))
+python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + skip)) --skip $skip \
     --csv "$OUT/timeline.csv" $plots "$OUT" "${traces[@]}" | tee "$OUT/table.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "csv: $OUT/timeline.csv"

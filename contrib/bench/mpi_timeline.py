@@ -75,10 +75,13 @@ class Run:
             self.problems.append('%d events lost (a larger buffer_size_kb)' %
                                  lost)
         eager = [t for (t, _, _, n, _) in events if n == 'eager']
-        # the ranks: the processes that made CQs (a rank that only sends
-        # takes no message)
-        self.ranks = sorted({proc(p) for (_, p, _, n, _) in events
-                             if n == 'mkcq'})
+        # each CQ's process; the ranks are the processes that made CQs (a
+        # rank that only sends takes no message)
+        owner = {}
+        for (_, pid, _, n, rest) in events:
+            if n == 'mkcq':
+                owner[rest.split('cq=')[1].split()[0]] = proc(pid)
+        self.ranks = sorted(set(owner.values()))
         if len(eager) < 8:
             self.problems.append('no messages taken')
             return
@@ -87,15 +90,11 @@ class Run:
         lo, hi = eager[len(eager) * skip // iters], eager[-1]
         self.calls = iters * sum(1 for t in eager if lo <= t) / len(eager)
         self.us_per_call = (hi - lo) / self.calls
-        owner = {}
-        for (_, pid, _, n, rest) in events:
-            if n == 'mkcq':
-                owner[rest.split('cq=')[1].split()[0]] = proc(pid)
         ranks = set(self.ranks)
         on_cpu, waiting = {}, {r: [] for r in ranks}
         ksoft_since = {}
         self.waits, self.recv, self.off = [], 0, 0
-        self.preempted = self.by_ksoftirqd = 0
+        self.runnable_out = self.by_ksoftirqd = 0
         self.ksoftirqd_us = 0.0
         self.posts = self.messages = 0
         for (t, pid, comm, n, rest) in events:
@@ -108,7 +107,7 @@ class Run:
                                            m.group(3), int(m.group(4)))
                 on_cpu[prev], on_cpu[nxt] = False, True
                 if inside and prev in ranks and state.startswith('R'):
-                    self.preempted += 1
+                    self.runnable_out += 1
                     self.by_ksoftirqd += ncomm.startswith('ksoftirqd')
                 if prev in ksoft_since:
                     since = ksoft_since.pop(prev)
@@ -143,7 +142,7 @@ class Run:
         for r in ranks:
             self.waits += [hi - t0 for t0 in waiting[r]]
         if len(self.ranks) != self.np:
-            self.problems.append('%d ranks took messages, not %d' %
+            self.problems.append('%d processes made CQs, not %d ranks' %
                                  (len(self.ranks), self.np))
         if self.posts == 0:
             self.problems.append('no doorbells')
@@ -163,7 +162,7 @@ class Run:
             'wait_p50_us': round(percentile(w, .5), 1),
             'wait_p90_us': round(percentile(w, .9), 1),
             'wait_p99_us': round(percentile(w, .99), 1),
-            'runnable_out_per_call': round(self.preempted / self.calls, 2),
+            'runnable_out_per_call': round(self.runnable_out / self.calls, 2),
             'to_ksoftirqd_per_doorbell': round(self.by_ksoftirqd /
                                                max(1, self.posts), 2),
             'ksoftirqd_us_per_call': round(self.ksoftirqd_us / self.calls, 1),

@@ -138,10 +138,7 @@ if [ -z "$ANALYSE" ]; then
     {
         echo "# sucg-tune.sh $*: $(date -u +%FT%TZ), $(nproc) cores," \
              "load $(cut -d' ' -f1-3 /proc/loadavg)"
-        for np in $NPS; do
-            echo "# $np ranks on $(nproc) cores:" \
-                 "$([ "$np" -gt "$(nproc)" ] && echo oversubscribed || echo 'one core or more each')"
-        done
+        bench_ranks_on_cores "$NPS"
     } > "$OUT/conditions.txt"
 fi
 cat "$OUT/conditions.txt" 2>/dev/null
