@@ -30,12 +30,26 @@
 # time a call, doorbells a message taken. Tracing slows the calls; the
 # counts are what matter.
 #
+# With pingpong among CALLS (a message answered by a message; not in the
+# defaults), more probes: a uretprobe on each transport's progress
+# function, recorded where it returned with work done, a uprobe on its
+# am_short, a kprobe on ib_uverbs_write (the system call of a doorbell).
+# Then a second table gives, per message a rank took, median and mean of
+# each hop from the peer's doorbell to the rank's answering doorbell: the
+# kernel's delivery (to the receive completion), the pickup (to the rank
+# taking the message), the rest of that progress call, UCP and MPI (to the
+# transport's am_short), the transport's send (to its system call), the
+# system call (to the doorbell); hops.csv. The probes add their own cost
+# to every hop alike; compare variants traced in one phase of the machine
+# (the "UCP+MPI" hop, the same code for every transport, shows it).
+#
 # CALLS are run one at a time, with one SIZE each; the uprobe sees eager
 # messages of one fragment, so SIZE stays below the transports' eager
 # fragment (4 KB takes two on Soft-RoCE's MTU).
 #
 # Output in $SRQUD_BUILD/bench/NAME (default mpi-timeline, emptied
-# first): the traces, a log per run, timeline.csv, table.txt (also
+# first): the traces, a log per run, timeline.csv, hops.csv (with
+# pingpong), table.txt (also
 # printed) and wait-MPI-NP-CALL.png (the waits' distribution;
 # MPI_TIMELINE_PLOTS=0: none). Exit status 1 if a run failed or a trace
 # lost events or lacks what the table needs (every rank's messages,
@@ -75,25 +89,51 @@ if ! mountpoint -q "$T" && ! mount -t tracefs nodev "$T" 2>/dev/null; then
     echo "mpi-timeline: no tracefs at $T (run it in the VM, as root)" >&2
     exit 2
 fi
+# file_offset LIB SYMBOL: where a uprobe on SYMBOL goes, its address less
+# its segment's (nothing if LIB lacks it)
+file_offset() {
+    local sym type off va memsz
+    sym=$(nm "$1" 2>/dev/null | awk -v s="$2" '$3 == s { print "0x" $1; exit }')
+    [ -n "$sym" ] || return 0
+    while read -r type off va _ _ memsz _; do
+        if [ "$type" = LOAD ] && (( sym >= va && sym < va + memsz )); then
+            printf '0x%x' $(( sym - va + off ))
+            return 0
+        fi
+    done <<< "$(readelf -lW "$1" 2>/dev/null)"   # the VM has no /dev/fd
+}
 UCP=$(readlink -f "$SRQUD_BUILD/ucx/lib/libucp.so.0")
-# a uprobe takes a file offset: the symbol's address less its segment's
-SYM=$(nm "$UCP" 2>/dev/null |
-      awk '$3 == "ucp_eager_only_handler" { print "0x" $1; exit }')
-EAGER=
-while read -r type off va _ _ memsz _; do
-    if [ "$type" != LOAD ] || [ -z "$SYM" ]; then continue; fi
-    if (( SYM >= va && SYM < va + memsz )); then
-        EAGER=$(printf '0x%x' $(( SYM - va + off )))
-        break
-    fi
-done <<< "$(readelf -lW "$UCP" 2>/dev/null)"   # the VM has no /dev/fd
+EAGER=$(file_offset "$UCP" ucp_eager_only_handler)
 if [ -z "$EAGER" ]; then
     echo "mpi-timeline: no ucp_eager_only_handler in $UCP" >&2
     exit 2
 fi
+# A ping-pong's hops (a message answered by a message): each transport's
+# progress call that returned with work done (a uretprobe, filtered on
+# its return value) and its am_short, and the system call that rings the
+# doorbell (ib_uverbs_write)
+HOPS=
+case " $CALLS " in *" pingpong "*) HOPS=1 ;; esac
+HOP_PROBES=()
+if [ -n "$HOPS" ]; then
+    MODS=$SRQUD_BUILD/ucx/lib/ucx
+    for p in srqud:uct_srqud:progress:uct_srqud_progress:uct_srqud_ep_am_short \
+             ud_verbs:uct_ib:progress:uct_ud_verbs_iface_progress:uct_ud_verbs_ep_am_short \
+             rc_verbs:uct_ib:progress:uct_rc_verbs_iface_progress:uct_rc_verbs_ep_am_short; do
+        IFS=: read -r tl lib _ prog ams <<< "$p"
+        f=$(readlink -f "$MODS/lib$lib.so.0")
+        po=$(file_offset "$f" "$prog")
+        ao=$(file_offset "$f" "$ams")
+        if [ -z "$po" ] || [ -z "$ao" ]; then
+            echo "mpi-timeline: no $prog or $ams in $f" >&2
+            exit 2
+        fi
+        HOP_PROBES+=("r:tl/done_$tl $f:$po ret=\$retval:s32" "p:tl/send_$tl $f:$ao")
+    done
+fi
 
 EVENTS="rxe/mkcq rxe/post rxe/cqe ucp/eager sched/sched_switch sched/sched_wakeup
-        irq/softirq_entry irq/softirq_exit"
+        irq/softirq_entry irq/softirq_exit${HOPS:+ rxe/syscall tl}"
 # the tracer as it was, put back at the end
 BUF_KB=$(cat "$T/buffer_size_kb")
 TGID=$(cat "$T/options/record-tgid")
@@ -119,7 +159,10 @@ if ! { echo 'p:rxe/mkcq rdma_rxe:rxe_create_cq cq=%di' &&
        echo 'p:rxe/post rdma_rxe:rxe_post_send qp=%di' &&
        echo 'p:rxe/cqe rdma_rxe:rxe_cq_post cq=%di op=+12(%si):u32'; } \
         >> "$T/kprobe_events" ||
-   ! echo "p:ucp/eager $UCP:$EAGER" >> "$T/uprobe_events"; then
+   ! echo "p:ucp/eager $UCP:$EAGER" >> "$T/uprobe_events" ||
+   { [ -n "$HOPS" ] &&
+     ! { echo 'p:rxe/syscall ib_uverbs:ib_uverbs_write' >> "$T/kprobe_events" &&
+         printf '%s\n' "${HOP_PROBES[@]}" >> "$T/uprobe_events"; }; }; then
     echo "mpi-timeline: the probes could not be set ($T/error_log):" >&2
     tail -n 3 "$T/error_log" >&2
     exit 2
@@ -130,6 +173,12 @@ echo mono > "$T/trace_clock"
 for e in $EVENTS; do
     echo 1 > "$T/events/$e/enable"
 done
+if [ -n "$HOPS" ]; then
+    # only the progress calls that took or sent something
+    for f in "$T"/events/tl/done_*/filter; do
+        echo 'ret != 0' > "$f"
+    done
+fi
 
 # common.sh printed the command line, the date and the load
 echo "# settings: -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
@@ -190,7 +239,8 @@ plots=--plots
 # mpi_calls.c: a checked call and the warm-up before the timed ones
 skip=$((WARM_CALLS + 1))
 python3 "$ROOT/contrib/bench/mpi_timeline.py" --iters $((ITERS + skip)) --skip $skip \
-    --csv "$OUT/timeline.csv" $plots "$OUT" "${traces[@]}" | tee "$OUT/table.txt"
+    --csv "$OUT/timeline.csv" ${HOPS:+--hops-csv "$OUT/hops.csv"} $plots "$OUT" \
+    "${traces[@]}" | tee "$OUT/table.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "csv: $OUT/timeline.csv"
 exit $status

@@ -5,9 +5,15 @@ waits: per run, over the timed phase, the receive completions written
 while their rank's main thread was off its core and how long it then
 waited for one, the ranks' switches while runnable (preempted, or
 yielding the core) and those to ksoftirqd per doorbell, ksoftirqd's time
-on a CPU and the doorbells per message taken.
+on a CPU and the doorbells per message taken. For a ping-pong (traced
+with the hop probes), where each message's time went, hop by hop: from
+the sender's doorbell to the receive completion (the kernel's delivery),
+to the rank taking the message (its progress call), to that call's
+return, to the transport's send of the answer (UCP and MPI), to its
+system call, to its doorbell.
 
-  mpi_timeline.py --iters N --skip K [--csv FILE] [--plots] OUTDIR TRACE...
+  mpi_timeline.py --iters N --skip K [--csv FILE] [--hops-csv FILE]
+                  [--plots] OUTDIR TRACE...
 
 N: the calls each rank made in a run, K of them before the timed ones
 (the check and the warm-up): the timed phase starts at the ranks'
@@ -57,6 +63,69 @@ def read_events(path):
                 tgid[pid] = int(tg)
             events.append((float(ts) * 1e6, pid, comm, name, rest))
     return events, tgid, lost
+
+
+HOPS = ['deliver', 'pickup', 'call end', 'UCP+MPI', 'send', 'syscall',
+        'half round trip']
+
+
+def hops(events, proc, owner, lo, hi):
+    """Per hop of each message of a ping-pong that a rank took in the timed
+    phase, the time in us: the peer's doorbell, the completion on the
+    rank's CQ, the rank taking it, its progress call's return, the
+    transport's send of the answer, its system call, its doorbell. None
+    without the hop probes."""
+    seq = []        # (time, rank, kind) of the ranks' events, in order
+    for (t, pid, _, n, rest) in events:
+        if n == 'cqe':
+            m = CQE.search(rest)
+            if not m or int(m.group(2)) < IB_WC_RECV:
+                continue
+            r = owner.get(m.group(1))
+        else:
+            r = proc(pid)
+            n = n.split('_')[0]     # done_srqud: done
+        if n in ('cqe', 'eager', 'done', 'send', 'syscall', 'post'):
+            seq.append((t, r, n))
+    if not any(k == 'done' for (_, _, k) in seq):
+        return None
+    out = {h: [] for h in HOPS}
+    ranks = set(owner.values())
+
+    def step(i, rank, kind, forward):
+        i += 1 if forward else -1
+        while 0 <= i < len(seq):
+            if seq[i][2] == kind and seq[i][1] == rank:
+                return i
+            i += 1 if forward else -1
+        return None
+
+    for i, (t, r, kind) in enumerate(seq):
+        if kind != 'eager' or not lo <= t <= hi or r not in ranks:
+            continue
+        c = step(i, r, 'cqe', False)
+        # the doorbell before it: the peer's
+        d = None
+        if c is not None:
+            j = c - 1
+            while j >= 0 and not (seq[j][2] == 'post' and seq[j][1] != r):
+                j -= 1
+            d = j if j >= 0 else None
+        e = step(i, r, 'done', True)
+        s = step(i, r, 'send', True)
+        w = step(s, r, 'syscall', True) if s is not None else None
+        p = step(w, r, 'post', True) if w is not None else None
+        marks = [d, c, i, e, s, w, p]
+        if None in marks:
+            continue
+        ts = [seq[x][0] for x in marks]
+        # the call's end after the answer's send: not this message's hops
+        if not ts[3] <= ts[4]:
+            continue
+        for h, a, b in zip(HOPS, ts, ts[1:]):
+            out[h].append(b - a)
+        out['half round trip'].append(ts[-1] - ts[0])
+    return out if out['deliver'] else None
 
 
 class Run:
@@ -141,6 +210,8 @@ class Run:
             self.ksoftirqd_us += max(0.0, hi - max(since, lo))
         for r in ranks:
             self.waits += [hi - t0 for t0 in waiting[r]]
+        self.hops = hops(events, proc, owner, lo, hi) \
+            if self.call == 'pingpong' else None
         if len(self.ranks) != self.np:
             self.problems.append('%d processes made CQs, not %d ranks' %
                                  (len(self.ranks), self.np))
@@ -195,6 +266,36 @@ def table(runs):
                x['ksoftirqd_us_per_call'], x['doorbells_per_msg']))
 
 
+def hops_table(runs, path):
+    rows = [r for r in runs if r.hops]
+    if not rows:
+        return
+    print('\nping-pong, per hop of a message, median (mean) us: the '
+          'sender\'s doorbell to the receive completion\n(deliver), to the '
+          'rank taking it (pickup), to its progress call\'s return (call '
+          'end), to the\ntransport\'s send of the answer (UCP+MPI), to its '
+          'system call (send), to its doorbell (syscall)')
+    print('%-5s %-12s' % ('mpi', 'variant') +
+          ''.join('%16s' % h for h in HOPS) + '%6s' % 'n')
+    for r in rows:
+        print('%-5s %-12s' % (r.mpi, r.variant) +
+              ''.join('%8.1f (%5.1f)' % (percentile(r.hops[h], .5),
+                                          sum(r.hops[h]) / len(r.hops[h]))
+                      for h in HOPS) + '%6d' % len(r.hops['deliver']))
+    if path:
+        with open(path, 'w', newline='') as f:
+            w = csv.writer(f)
+            w.writerow(['mpi', 'np', 'variant', 'hop', 'median_us',
+                        'mean_us', 'p90_us', 'messages'])
+            for r in rows:
+                for h in HOPS:
+                    v = r.hops[h]
+                    w.writerow([r.mpi, r.np, r.variant, h,
+                                round(percentile(v, .5), 1),
+                                round(sum(v) / len(v), 1),
+                                round(percentile(v, .9), 1), len(v)])
+
+
 def plot(runs, outdir):
     import matplotlib
     matplotlib.use('Agg')
@@ -229,6 +330,7 @@ def main():
     ap.add_argument('--iters', type=int, required=True)
     ap.add_argument('--skip', type=int, required=True)
     ap.add_argument('--csv')
+    ap.add_argument('--hops-csv')
     ap.add_argument('--plots', action='store_true')
     ap.add_argument('outdir')
     ap.add_argument('traces', nargs='+')
@@ -249,6 +351,7 @@ def main():
                 w = csv.DictWriter(f, fieldnames=list(rows[0]))
                 w.writeheader()
                 w.writerows(rows)
+        hops_table(runs, a.hops_csv)
         if a.plots:
             plot(runs, a.outdir)
     return status
