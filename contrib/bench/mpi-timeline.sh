@@ -7,14 +7,16 @@
 #
 #   contrib/softroce/vm-run -- contrib/bench/mpi-timeline.sh [-p NPS]
 #       [-m MPIS] [-c CALLS] [-s SIZE] [-n ITERS] [-W WARM] [-t VARIANTS]
-#       [-o NAME]
+#       [-r REPS] [-o NAME]
 #
 # Defaults: 2 and 4 ranks, Open MPI, sendrecv and allgather
 # (contrib/bench/mpi_calls.c), 8 B, 300 timed calls after 100 of warm-up,
 # srqud, ud_verbs and rc_verbs (variants as in mpi-calls.sh:
 # srqud-x+UCX_SRQUD_VAR=VALUE). Each variant runs WARM times untraced
 # (default 1: the emulator translates code the first time a run takes
-# it), then once traced.
+# it), then REPS times traced (default 1), the variants in turn, their
+# order rotated each repetition (the emulated machine changes speed by
+# up to 2x within minutes: compare repetitions' medians).
 #
 # Traced: kprobes on rdma_rxe's rxe_post_send (a doorbell),
 # rxe_cq_post (a completion and its opcode) and rxe_create_cq (which
@@ -67,8 +69,13 @@ ITERS=300
 WARM=1
 WARM_CALLS=100      # mpi_calls.c's untimed calls before the timed ones
 VARIANTS="srqud ud_verbs rc_verbs"
+REPS=1
 NAME=mpi-timeline
-bench_getopts "p:NPS m:MPIS c:CALLS s:SIZE n:ITERS W:WARM t:VARIANTS o:NAME" "$@"
+bench_getopts "p:NPS m:MPIS c:CALLS s:SIZE n:ITERS W:WARM t:VARIANTS r:REPS o:NAME" "$@"
+if ! [[ "$REPS" =~ ^[1-9][0-9]*$ ]]; then
+    echo "mpi-timeline: -r takes a count of repetitions" >&2
+    exit 2
+fi
 
 case "$CALLS $SIZE" in
 *,*) echo "mpi-timeline: one size, and calls apart (-c \"sendrecv allgather\")" >&2
@@ -182,7 +189,7 @@ fi
 
 # common.sh printed the command line, the date and the load
 echo "# settings: -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
-     "-t \"$VARIANTS\"; kernel $(uname -r)"
+     "-r $REPS -t \"$VARIANTS\"; kernel $(uname -r)"
 bench_ranks_on_cores "$NPS"
 
 # one VARIANT MPI NP CALL TRACE|- LOG: one run, its output into LOG;
@@ -202,7 +209,8 @@ one() {
         > "$log" 2>&1
     rc=$?
     echo 0 > "$T/tracing_on"
-    echo "== $m np=$np $call ${v%%+*}$([ "$trace" = - ] && echo ' (warm-up)'):" \
+    echo "== $m np=$np $call ${v%%+*}$([ "$trace" = - ] && echo ' (warm-up)' ||
+        echo " (repetition $rep of $REPS)"):" \
          "exit $rc, $((SECONDS - t0)) s" >&2
     if [ $rc -ne 0 ]; then
         tail -n 5 "$log" >&2
@@ -213,19 +221,27 @@ one() {
 
 status=0
 traces=()
+read -ra vs <<< "$VARIANTS"
 for m in $MPIS; do
     for np in $NPS; do
         for call in $CALLS; do
-            for v in $VARIANTS; do
-                f=$OUT/trace-$m-$np-$call-${v%%+*}
-                for w in $(seq 1 "$WARM"); do
-                    one "$v" "$m" "$np" "$call" - "$f.warm$w.log" || status=1
+            for rep in $(seq 1 "$REPS"); do
+                # the order rotated each repetition: a phase of the machine
+                # falls on each variant in turn
+                for i in "${!vs[@]}"; do
+                    v=${vs[$(( (i + rep - 1) % ${#vs[@]} ))]}
+                    f=$OUT/trace-$m-$np-$call-${v%%+*}.r$rep
+                    if [ "$rep" = 1 ]; then
+                        for w in $(seq 1 "$WARM"); do
+                            one "$v" "$m" "$np" "$call" - "$f.warm$w.log" || status=1
+                        done
+                    fi
+                    if one "$v" "$m" "$np" "$call" "$f.txt" "$f.log"; then
+                        traces+=("$f.txt")
+                    else
+                        status=1
+                    fi
                 done
-                if one "$v" "$m" "$np" "$call" "$f.txt" "$f.log"; then
-                    traces+=("$f.txt")
-                else
-                    status=1
-                fi
             done
         done
     done

@@ -26,6 +26,7 @@ import argparse
 import csv
 import os
 import re
+import statistics
 import sys
 
 LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\(\s*(\d+|-+)\)\s+\[(\d+)\]\s+\S+\s+'
@@ -34,7 +35,7 @@ SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> '
                     r'next_comm=(.*) next_pid=(\d+)')
 CQE = re.compile(r'cq=(\S+) op=(\d+)')
 IB_WC_RECV = 128       # enum ib_wc_opcode: receives from here on
-NAME = re.compile(r'trace-([^-]+)-(\d+)-([^-]+)-(.+)\.txt$')
+NAME = re.compile(r'trace-([^-]+)-(\d+)-([^-]+)-(.+?)(?:\.r(\d+))?\.txt$')
 WRITTEN = re.compile(r'entries-in-buffer/entries-written: (\d+)/(\d+)')
 
 
@@ -137,6 +138,7 @@ class Run:
         self.mpi, self.np, self.call, self.variant = (
             (m.group(1), int(m.group(2)), m.group(3), m.group(4)) if m else
             ('?', 0, '?', os.path.basename(path)))
+        self.rep = int(m.group(5)) if m and m.group(5) else 1
         events, tgid, lost = read_events(path)
         proc = lambda pid: tgid.get(pid, pid)
         self.problems = []
@@ -224,7 +226,7 @@ class Run:
         w, off = self.waits, [x for x in self.waits if x > 0]
         return {
             'mpi': self.mpi, 'np': self.np, 'call': self.call,
-            'variant': self.variant,
+            'variant': self.variant, 'rep': self.rep,
             'us_per_call': round(self.us_per_call, 1),
             'recv_completions': self.recv,
             'off_core_pct': round(100.0 * self.off / max(1, self.recv), 1),
@@ -242,8 +244,8 @@ class Run:
 
 
 def table(runs):
-    head = ('%-5s %2s %-10s %-12s %8s %6s %8s %8s %8s %8s %9s %9s %9s' %
-            ('mpi', 'np', 'call', 'variant', 'us/call', 'off %',
+    head = ('%-5s %2s %-10s %-12s %3s %8s %6s %8s %8s %8s %8s %9s %9s %9s' %
+            ('mpi', 'np', 'call', 'variant', 'rep', 'us/call', 'off %',
              'wait us', 'p90 us', 'off wait', 'R-out', 'ksirq/db',
              'ksirq us', 'db/msg'))
     print('per run, over its timed phase: us a call (traced); the '
@@ -257,9 +259,10 @@ def table(runs):
     print(head)
     for r in runs:
         x = r.row()
-        print('%-5s %2d %-10s %-12s %8.1f %6.1f %8.1f %8.1f %8.1f %8.2f '
+        print('%-5s %2d %-10s %-12s %3d %8.1f %6.1f %8.1f %8.1f %8.1f %8.2f '
               '%9.2f %9.1f %9.2f' %
-              (x['mpi'], x['np'], x['call'], x['variant'], x['us_per_call'],
+              (x['mpi'], x['np'], x['call'], x['variant'], x['rep'],
+               x['us_per_call'],
                x['off_core_pct'], x['wait_mean_us'], x['wait_p90_us'],
                x['wait_off_mean_us'],
                x['runnable_out_per_call'], x['to_ksoftirqd_per_doorbell'],
@@ -270,27 +273,34 @@ def hops_table(runs, path):
     rows = [r for r in runs if r.hops]
     if not rows:
         return
-    print('\nping-pong, per hop of a message, median (mean) us: the '
-          'sender\'s doorbell to the receive completion\n(deliver), to the '
-          'rank taking it (pickup), to its progress call\'s return (call '
-          'end), to the\ntransport\'s send of the answer (UCP+MPI), to its '
-          'system call (send), to its doorbell (syscall)')
-    print('%-5s %-12s' % ('mpi', 'variant') +
-          ''.join('%16s' % h for h in HOPS) + '%6s' % 'n')
+    groups = {}
     for r in rows:
-        print('%-5s %-12s' % (r.mpi, r.variant) +
-              ''.join('%8.1f (%5.1f)' % (percentile(r.hops[h], .5),
-                                          sum(r.hops[h]) / len(r.hops[h]))
-                      for h in HOPS) + '%6d' % len(r.hops['deliver']))
+        groups.setdefault((r.mpi, r.np, r.variant), []).append(r)
+    print('\nping-pong, per hop of a message, us: the median over the '
+          'repetitions of each one\'s median (their range); the\nsender\'s '
+          'doorbell to the receive completion (deliver), to the rank taking '
+          'it (pickup), to its progress\ncall\'s return (call end), to the '
+          'transport\'s send of the answer (UCP+MPI), to its system call '
+          '(send),\nto its doorbell (syscall)')
+    print('%-5s %-12s %4s' % ('mpi', 'variant', 'reps') +
+          ''.join('%17s' % h for h in HOPS))
+    for (mpi, _, variant), rs in groups.items():
+        cells = []
+        for h in HOPS:
+            meds = sorted(percentile(r.hops[h], .5) for r in rs)
+            cells.append('%17s' % ('%.1f (%.0f-%.0f)' %
+                                   (statistics.median(meds), meds[0],
+                                    meds[-1])))
+        print('%-5s %-12s %4d' % (mpi, variant, len(rs)) + ''.join(cells))
     if path:
         with open(path, 'w', newline='') as f:
             w = csv.writer(f)
-            w.writerow(['mpi', 'np', 'variant', 'hop', 'median_us',
+            w.writerow(['mpi', 'np', 'variant', 'rep', 'hop', 'median_us',
                         'mean_us', 'p90_us', 'messages'])
             for r in rows:
                 for h in HOPS:
                     v = r.hops[h]
-                    w.writerow([r.mpi, r.np, r.variant, h,
+                    w.writerow([r.mpi, r.np, r.variant, r.rep, h,
                                 round(percentile(v, .5), 1),
                                 round(sum(v) / len(v), 1),
                                 round(percentile(v, .9), 1), len(v)])
@@ -310,8 +320,10 @@ def plot(runs, outdir):
             if not w:
                 continue
             ax.plot(w, [(i + 1) / len(w) for i in range(len(w))],
-                    label='%s (%.0f %% off its core)' %
-                    (r.variant, r.row()['off_core_pct']))
+                    label='%s%s (%.0f %% off its core)' %
+                    (r.variant, ' r%d' % r.rep if len(rs) > len(
+                        set(x.variant for x in rs)) else '',
+                     r.row()['off_core_pct']))
         ax.set_xscale('symlog', linthresh=1)
         ax.set_xlabel('a receive completion\'s wait for its rank to run, us')
         ax.set_ylabel('fraction of the completions')
