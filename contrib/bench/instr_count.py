@@ -3,7 +3,9 @@
 how many instructions a transport's client executes per iteration of a
 latency test: the profile of a long run less that of a short one, divided
 by the iterations between them (start-up and tear-down cancel out), in all
-and by the library they ran in.
+and by the library they ran in; and the spin locks taken and the system
+calls made (write(): the doorbells), which cost more than their
+instructions.
 
   instr_count.py --short N --long M [--csv FILE] [--png FILE] [--top K]
                  [--check TL:REF:MAX] OUTDIR
@@ -43,11 +45,20 @@ def group(obj):
     return 'other'
 
 
+# calls counted per iteration beside the instructions: what costs more
+# than its instructions (a lock's atomic; a system call, here the doorbell)
+CALLS = [('locks', re.compile(r'^pthread_spin_lock')),
+         ('write()', re.compile(r'^(__GI___libc_)?write$'))]
+
+
 def read_profile(path):
-    """self instructions by (object, function), and the total"""
+    """self instructions by (object, function), the total, and the calls
+    of CALLS"""
     names = {}
     ob = fn = '?'
+    callee = None
     cost = collections.Counter()
+    calls = collections.Counter()
     skip_next = False
     total = None
     with open(path, errors='replace') as f:
@@ -69,9 +80,14 @@ def read_profile(path):
                     ob = value
                 elif kind == 'fn':
                     fn = value
+                elif kind == 'cfn':
+                    callee = value
                 continue
             if line.startswith('calls='):
                 skip_next = True    # the next line is the call's inclusive cost
+                for name, pattern in CALLS:
+                    if callee and pattern.search(callee):
+                        calls[name] += int(line[6:].split()[0])
                 continue
             if line[0] in '0123456789+-*':
                 if skip_next:
@@ -82,20 +98,21 @@ def read_profile(path):
                     cost[(ob, fn)] += int(parts[1])
     if total is None:
         total = sum(cost.values())
-    return cost, total
+    return cost, total, calls
 
 
 class Cell:
     """One variant of one test: instructions per iteration"""
 
     def __init__(self, outdir, layer, test, variant, short, long_):
-        a, ta = read_profile(os.path.join(
+        a, ta, ca = read_profile(os.path.join(
             outdir, 'cg-%s-%s-%s-%d.out' % (layer, test, variant, short)))
-        b, tb = read_profile(os.path.join(
+        b, tb, cb = read_profile(os.path.join(
             outdir, 'cg-%s-%s-%s-%d.out' % (layer, test, variant, long_)))
         n = float(long_ - short)
         self.layer, self.test, self.variant = layer, test, variant
         self.total = (tb - ta) / n
+        self.calls = {k: (cb[k] - ca[k]) / n for k, _ in CALLS}
         self.by_group = collections.Counter()
         self.by_fn = collections.Counter()
         for k in set(a) | set(b):
@@ -136,10 +153,14 @@ def main():
           '(profile of %d iterations less %d, over the difference)' %
           (a.long, a.short))
     print('%-5s %-8s %-10s %9s' % ('layer', 'test', 'variant', 'total') +
-          ''.join('%15s' % g for g in names))
+          ''.join('%15s' % g for g in names) +
+          ''.join('%9s' % k for k, _ in CALLS))
     for c in cells:
         print('%-5s %-8s %-10s %9.0f' % (c.layer, c.test, c.variant, c.total) +
-              ''.join('%15.0f' % c.by_group[g] for g in names))
+              ''.join('%15.0f' % c.by_group[g] for g in names) +
+              ''.join('%9.2f' % c.calls[k] for k, _ in CALLS))
+    print('(locks: spin locks taken, write(): system calls, the doorbells, '
+          'per iteration)')
     for c in cells:
         top = [kv for kv in c.by_fn.most_common()
                if group(kv[0][0]) == 'transport'][:a.top]
@@ -159,6 +180,9 @@ def main():
                 for g in names:
                     w.writerow([c.layer, c.test, c.variant, g,
                                 round(c.by_group[g])])
+                for k, _ in CALLS:
+                    w.writerow([c.layer, c.test, c.variant, 'calls ' + k,
+                                round(c.calls[k], 2)])
     for spec in a.check:
         tl, ref, limit = spec.split(':')
         for c in cells:
