@@ -85,7 +85,7 @@ PACKAGES=(build-essential autoconf automake libtool pkg-config dpkg-dev
           qemu-system-x86 busybox-static kmod cpio iproute2
           python3
           libopenmpi-dev openmpi-bin libmpich-dev mpich bc
-          python3-matplotlib
+          python3-matplotlib valgrind    # valgrind: contrib/bench/instr-count.sh
           xz-utils iputils-ping file)   # the VM's (contrib/softroce/vm-run)
 
 install_packages() {

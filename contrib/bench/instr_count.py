@@ -12,8 +12,9 @@ instructions.
 
 OUTDIR holds cg-LAYER-TEST-VARIANT-ITERS.out for ITERS N and M. --check
 srqud:ud_verbs:1.5 fails (exit 1) where srqud's instructions per
-iteration exceed 1.5x ud_verbs' in a test; a profile that cannot be read
-fails too.
+iteration exceed 1.5x ud_verbs' in a test, where either has no profile
+there, or a count is not positive; a profile that cannot be read fails
+too.
 """
 
 import argparse
@@ -66,8 +67,9 @@ def read_profile(path):
             line = line.rstrip('\n')
             if not line or line.startswith('#'):
                 continue
-            if line.startswith('summary:') or line.startswith('totals:'):
-                total = int(line.split(':')[1].split()[0])
+            if line.startswith('summary:'):
+                # one a part: a profile dumped in parts sums them
+                total = (total or 0) + int(line.split(':')[1].split()[0])
                 continue
             m = SPEC.match(line)
             if m:
@@ -162,8 +164,9 @@ def main():
     print('(locks: spin locks taken, write(): system calls, the doorbells, '
           'per iteration)')
     for c in cells:
-        top = [kv for kv in c.by_fn.most_common()
-               if group(kv[0][0]) == 'transport'][:a.top]
+        top = sorted(((k, n) for k, n in c.by_fn.items()
+                      if group(k[0]) == 'transport' and n >= 0.5),
+                     key=lambda kv: (-round(kv[1]), kv[0][1]))[:a.top]
         if not top:
             continue
         print('\n%s %s %s: the transport\'s functions, instructions per '
@@ -185,6 +188,9 @@ def main():
                                 round(c.calls[k], 2)])
     for spec in a.check:
         tl, ref, limit = spec.split(':')
+        if not any(c.variant == tl for c in cells):
+            print('check %s: no profile of %s' % (spec, tl), file=sys.stderr)
+            status = 1
         for c in cells:
             if c.variant != tl:
                 continue
@@ -196,7 +202,8 @@ def main():
                 status = 1
                 continue
             ratio = c.total / max(1.0, r[0].total)
-            ok = ratio <= float(limit)
+            # a count of nothing is a broken run, not a small one
+            ok = c.total > 0 and r[0].total > 0 and ratio <= float(limit)
             print('check %s %s: %s / %s = %.2f (at most %s): %s' %
                   (c.layer, c.test, tl, ref, ratio, limit,
                    'ok' if ok else 'FAILED'))

@@ -42,8 +42,9 @@
 # taking the message), the rest of that progress call, UCP and MPI (to the
 # transport's am_short), the transport's send (to its system call), the
 # system call (to the doorbell); hops.csv. The probes add their own cost
-# to every hop alike; compare variants traced in one phase of the machine
-# (the "UCP+MPI" hop, the same code for every transport, shows it).
+# to the hops (a uretprobe's to each progress call with work); the
+# "UCP+MPI" hop, the same code for every transport, shows the machine's
+# phase. The probes are on for the ping-pong runs only.
 #
 # CALLS are run one at a time, with one SIZE each; the uprobe sees eager
 # messages of one fragment, so SIZE stays below the transports' eager
@@ -128,6 +129,11 @@ if [ -n "$HOPS" ]; then
              ud_verbs:uct_ib:progress:uct_ud_verbs_iface_progress:uct_ud_verbs_ep_am_short \
              rc_verbs:uct_ib:progress:uct_rc_verbs_iface_progress:uct_rc_verbs_ep_am_short; do
         IFS=: read -r tl lib _ prog ams <<< "$p"
+        used=
+        for v in $VARIANTS; do
+            [ "$(bench_tl "${v%%+*}")" = "$tl" ] && used=1
+        done
+        [ -n "$used" ] || continue    # only the variants' transports
         f=$(readlink -f "$MODS/lib$lib.so.0")
         po=$(file_offset "$f" "$prog")
         ao=$(file_offset "$f" "$ams")
@@ -140,7 +146,10 @@ if [ -n "$HOPS" ]; then
 fi
 
 EVENTS="rxe/mkcq rxe/post rxe/cqe ucp/eager sched/sched_switch sched/sched_wakeup
-        irq/softirq_entry irq/softirq_exit${HOPS:+ rxe/syscall tl}"
+        irq/softirq_entry irq/softirq_exit"
+# enabled for ping-pong runs only: a uretprobe on every progress call with
+# work would change the other calls' figures
+HOP_EVENTS="rxe/syscall tl"
 # the tracer as it was, put back at the end
 BUF_KB=$(cat "$T/buffer_size_kb")
 TGID=$(cat "$T/options/record-tgid")
@@ -148,7 +157,7 @@ CLOCK=$(sed 's/.*\[\(.*\)\].*/\1/' "$T/trace_clock")
 trace_off() {
     local e
     echo 0 > "$T/tracing_on"
-    for e in $EVENTS; do
+    for e in $EVENTS $HOP_EVENTS; do
         [ -e "$T/events/$e/enable" ] && echo 0 > "$T/events/$e/enable"
     done
     echo > "$T/kprobe_events"
@@ -192,13 +201,19 @@ echo "# settings: -p \"$NPS\" -m \"$MPIS\" -c \"$CALLS\" -s $SIZE -n $ITERS" \
      "-r $REPS -t \"$VARIANTS\"; kernel $(uname -r)"
 bench_ranks_on_cores "$NPS"
 
-# one VARIANT MPI NP CALL TRACE|- LOG: one run, its output into LOG;
-# traced into TRACE unless -
+# one VARIANT MPI NP CALL REP TRACE|- LOG: one run (repetition REP), its
+# output into LOG; traced into TRACE unless -
 one() {
-    local v=$1 m=$2 np=$3 call=$4 trace=$5 log=$6 tl rc t0
+    local v=$1 m=$2 np=$3 call=$4 rep=$5 trace=$6 log=$7 tl rc t0 e on=0
     local -a envs
     tl=$(bench_tl "${v%%+*}")
     read -ra envs <<< "$(bench_variant_env "$v")"
+    if [ -n "$HOPS" ]; then
+        [ "$call" = pingpong ] && on=1
+        for e in $HOP_EVENTS; do
+            echo $on > "$T/events/$e/enable"
+        done
+    fi
     if [ "$trace" != - ]; then
         echo > "$T/trace"
         echo 1 > "$T/tracing_on"
@@ -233,10 +248,10 @@ for m in $MPIS; do
                     f=$OUT/trace-$m-$np-$call-${v%%+*}.r$rep
                     if [ "$rep" = 1 ]; then
                         for w in $(seq 1 "$WARM"); do
-                            one "$v" "$m" "$np" "$call" - "$f.warm$w.log" || status=1
+                            one "$v" "$m" "$np" "$call" "$rep" - "$f.warm$w.log" || status=1
                         done
                     fi
-                    if one "$v" "$m" "$np" "$call" "$f.txt" "$f.log"; then
+                    if one "$v" "$m" "$np" "$call" "$rep" "$f.txt" "$f.log"; then
                         traces+=("$f.txt")
                     else
                         status=1
