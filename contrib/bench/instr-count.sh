@@ -71,10 +71,10 @@ for t in $TESTS; do
         for n in $SHORT $LONG; do
             name=${v%%+*}
             out=$OUT/cg-$layer-$test-$name-$n.out
-            # the settings after a + (srqud-x+VAR=VALUE) beside those
-            # bench_perftest gives the transport
+            # the variant's settings (srqud-x+VAR=VALUE), its
+            # transport's among them, which bench_perftest sets again
             res=$(
-                for kv in $(echo "${v#"$name"}" | tr + ' '); do
+                for kv in $(bench_variant_env "$v"); do
                     export "${kv?}"
                 done
                 PERFTEST_TIMEOUT=900 \
