@@ -227,8 +227,9 @@ public:
     /* sets @a name until the pair is destroyed: call before open_pair() */
     void set_env(const char *name, const char *value);
 
-    /* that fraction of srqud's packets (chunks included) dropped at the
-     * send queue, and UCX's log at level error (no warnings about it) */
+    /* that fraction of srqud's packets lost (sent with a Q_Key the
+     * receiving device drops; chunks dropped at the send queue), and UCX's
+     * log at level error (no warnings about it) */
     void drop_packets(const char *fraction);
 
     /* setup_env(), then opens both interfaces and connects; with

@@ -247,6 +247,25 @@ TEST(srqud_am_quiet, zero_looks_at_everything_in_every_call)
     quiet_polls_deliver("0", false);
 }
 
+/* Messages 1 to @a n, each sent by @a send (again while the interface is
+ * out of resources) and waited for; every one arrives intact and in order,
+ * and the sender's flush completes. Call through ASSERT_NO_FATAL_FAILURE. */
+template <typename F>
+static void send_each_waited(iface_pair &pair, unsigned n, F send)
+{
+    for (uint64_t seq = 1; seq <= n; ++seq) {
+        ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, [&] {
+            return send(seq);
+        }, [&] { pair.sender->progress(); }, 10000000ul));
+        ASSERT_TRUE(pair.progress_both_until([&] {
+            return pair.log.count == seq;
+        })) << "message " << seq << " never arrived";
+    }
+    EXPECT_TRUE(pair.log.in_order());
+    EXPECT_EQ(0u, pair.log.bad);
+    ASSERT_UCS_OK(pair.flush_sender());
+}
+
 /* A ping-pong's sends go into an idle send queue: inline, they need no
  * completion (UCX_SRQUD_TX_CQ_MODERATION), and one every N frees the send
  * queue slots of the unsignaled ones before it. With a queue of 16 slots
@@ -264,19 +283,11 @@ TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
         ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
 
         std::vector<uint8_t> payload(24);
-        for (uint64_t seq = 1; seq <= n; ++seq) {
+        ASSERT_NO_FATAL_FAILURE(send_each_waited(pair, n, [&](uint64_t seq) {
             fill_pattern(payload.data(), payload.size(), seq);
-            ASSERT_UCS_OK(repeat_while(UCS_ERR_NO_RESOURCE, [&] {
-                return uct_ep_am_short(pair.ep, AM_ID, seq, payload.data(),
-                                       payload.size());
-            }, [&] { pair.sender->progress(); }, 10000000ul));
-            ASSERT_TRUE(pair.progress_both_until([&] {
-                return pair.log.count == seq;
-            })) << "message " << seq << " never arrived";
-        }
-        EXPECT_TRUE(pair.log.in_order());
-        EXPECT_EQ(0u, pair.log.bad);
-        ASSERT_UCS_OK(pair.flush_sender());
+            return uct_ep_am_short(pair.ep, AM_ID, seq, payload.data(),
+                                   payload.size());
+        }));
 
         const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
         if (std::string(moderation) == "1") {
@@ -288,6 +299,46 @@ TEST(srqud_am_batch, lone_inline_sends_go_unsignaled)
             EXPECT_LE(st.tx_unsignaled, st.tx_packets - st.tx_packets / 8);
         }
     }
+}
+
+/* Sends above the inline size go unsignaled too: the device reads such a
+ * packet from its descriptor after the post, which a later completion (one
+ * every TX_CQ_MODERATION sends) frees. A packet lost on the wire then
+ * cannot be posted again from that descriptor, whose first post the
+ * device may still read and no completion will tell while the sender only
+ * waits: its resend goes as a copy. One message at a time, each waited
+ * for, a tenth of the packets lost (posted with a Q_Key the receiving
+ * device drops): every one arrives intact and in order, and the slots of
+ * a 16-slot queue are counted right. */
+TEST(srqud_am_batch, sends_above_inline_go_unsignaled_and_resend_as_copies)
+{
+    const unsigned n = 200;
+    const size_t length = 1000;
+    iface_pair pair;
+
+    pair.set_env("UCX_SRQUD_TX_QUEUE_LEN", "16");
+    pair.set_env("UCX_SRQUD_TX_CQ_MODERATION", "8");
+    pair.set_env("UCX_SRQUD_RTO_MIN", "20ms");
+    pair.drop_packets("0.1");
+    ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
+    uct_iface_attr_t attr;
+    ASSERT_UCS_OK(uct_iface_query(pair.sender->handle, &attr));
+    ASSERT_LT(attr.cap.am.max_short, length); /* not inline */
+
+    ASSERT_NO_FATAL_FAILURE(send_each_waited(pair, n, [&](uint64_t seq) {
+        ssize_t ret = send_seq_bcopy(pair.ep, AM_ID, seq, length);
+        return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+    }));
+
+    const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
+    printf("packets %lu unsignaled %lu dropped %lu retransmits %lu "
+           "copies %lu\n", st.tx_packets, st.tx_unsignaled, st.fault_dropped,
+           st.tx_retransmits, st.tx_resend_copies);
+    EXPECT_GE(st.tx_unsignaled, n / 2);
+    EXPECT_LE(st.tx_unsignaled, st.tx_packets - st.tx_packets / 8);
+    EXPECT_GT(st.fault_dropped, 0u);
+    EXPECT_GT(st.tx_resend_copies, 0u);
+    EXPECT_LE(st.tx_resend_copies, st.tx_retransmits);
 }
 
 /* The start of the batch tests below: a pair connected by message 1,

@@ -356,8 +356,9 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, stats_dump), UCS_CONFIG_TYPE_BOOL},
 
     {"FAULT_TX_DROP", "0",
-     "Testing only: fraction of outgoing packets to drop on purpose, as a\n"
-     "lossy fabric would (Soft-RoCE short-circuits traffic to its own\n"
+     "Testing only: fraction of outgoing packets lost on purpose, as a\n"
+     "lossy fabric would lose them: they are sent with a Q_Key the\n"
+     "receiving device drops (Soft-RoCE short-circuits traffic to its own\n"
      "addresses, so kernel loss emulation on lo does not reach it).",
      ucs_offsetof(uct_srqud_iface_config_t, fault_tx_drop), UCS_CONFIG_TYPE_DOUBLE},
 

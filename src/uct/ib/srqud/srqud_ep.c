@@ -98,16 +98,28 @@ static int uct_srqud_ep_resend_slot(uct_srqud_tx_slot_t *slot, void *arg)
                                                      uct_srqud_send_desc_t,
                                                      slot);
 
-    if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
-        return -1; /* the HCA still holds this copy: it cannot go twice */
+    ucs_status_t status;
+
+    if ((desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) && (desc->num_zsge > 0)) {
+        /* the device still reads the user's memory for this one; its
+         * completion is signaled and comes first */
+        return -1;
     }
     if (!uct_srqud_tx_has_resources(ra->iface) || ra->iface->tx.qp_error) {
         return 0; /* nothing can go now (a failed QP: after its reset) */
     }
-    /* the receiver may have learned our id meanwhile */
-    uct_srqud_tx_desc_neth(desc)->dest_ep_id = ra->ep->dest_ep_id;
-    if (uct_srqud_tx_post_send(ra->iface, ra->ep->ah, ra->ep->dest_qpn,
-                               desc) != UCS_OK) {
+    if (desc->flags & UCT_SRQUD_DESC_FLAG_IN_SQ) {
+        /* the device may still read it for its first post, unsignaled: a
+         * copy goes (the receiver may have learned our id meanwhile) */
+        status = uct_srqud_tx_post_copy(ra->iface, ra->ep->ah,
+                                        ra->ep->dest_qpn, desc,
+                                        ra->ep->dest_ep_id);
+    } else {
+        uct_srqud_tx_desc_neth(desc)->dest_ep_id = ra->ep->dest_ep_id;
+        status = uct_srqud_tx_post_send(ra->iface, ra->ep->ah,
+                                        ra->ep->dest_qpn, desc);
+    }
+    if (status != UCS_OK) {
         return 0;
     }
     slot->send_time = ra->now;

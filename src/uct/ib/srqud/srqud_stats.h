@@ -140,6 +140,10 @@ typedef struct uct_srqud_iface_stats {
     unsigned long async_busy;         /* watchdog expiries that found the
                                          user inside a call: looked at
                                          again later (srqud_progress.c) */
+    unsigned long tx_resend_copies;   /* resends that went as a copy: the
+                                         device could still read the
+                                         descriptor for its unsignaled
+                                         first post */
     /* current state */
     unsigned      passive_eps;        /* passive eps (peers' connections) */
     unsigned      rma_refusal_records;/* refused puts awaiting RMA_SEEN */

@@ -473,20 +473,21 @@ uct_srqud_tx_posted_unsignaled(uct_srqud_iface_t *iface,
 }
 
 
-/* Fault injection (tests), after the request is filled in: 0 when the
- * packet is lost on the wire (the sender does not know), else the number
- * of requests to post: 2 when @a dup_wr, the same packet, follows it. The
+/* Fault injection (tests), after the request is filled in: the number
+ * of requests to post, 2 when @a dup_wr, the same packet, follows it. The
  * QP may fail first, as a send that hits a downed link does on Soft-RoCE:
  * this send is flushed, and the next progress resets the QP. */
 static int uct_srqud_tx_fault(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
-                              uct_srqud_send_desc_t *desc,
                               struct ibv_send_wr *dup_wr)
 {
+    /* lost as on the wire: the device sends it (and reads a descriptor it
+     * is not inline from, which a resend must not post again before its
+     * completion), the receiving device drops it for its Q_Key */
     if ((iface->config.fault_drop != 0) &&
         (uct_srqud_iface_fault_rand(iface) < iface->config.fault_drop)) {
         ++iface->stats.fault_dropped;
-        uct_srqud_tx_desc_put_unkept(desc);
-        return 0;
+        wr->wr.ud.remote_qkey = UCT_SRQUD_QKEY ^ 1;
+        return 1;
     }
 
     if ((iface->config.fault_qp_error != 0) &&
@@ -517,7 +518,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
                                          uct_srqud_send_desc_t *desc)
 {
     struct ibv_send_wr dup_wr, *bad_wr;
-    int ret, batched, signaled, num_wr = 1;
+    int ret, batched, signaled, held, num_wr = 1;
 
     /* The QP is in the error state until the next progress resets it: the
      * packet cannot leave; kept for retransmission, it goes after the
@@ -538,21 +539,24 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
      * waits for nothing. */
     batched = uct_srqud_tx_batches(iface);
 
-    /* A completion is requested for a packet the HCA reads from our memory
-     * after the post, for a batched send (its descriptor holds the packet
-     * until the doorbell, and a signaled send in the queue is what keeps
-     * the next ones batching) and every tx_cq_moderation sends, whose
-     * completion frees the slots of the unsignaled ones before it. An
-     * inline packet into an idle queue needs none: its copy is freed by
-     * the acknowledgement. Saves the device a completion and the next
-     * progress a poll per ping-pong message. Control packets (no
+    /* A completion is requested for an am_zcopy's packet (the user's
+     * completion waits until the device no longer reads the user's
+     * memory), for a batched send but a message's packets before its last
+     * (a signaled send in the queue is what keeps the next ones batching)
+     * and every tx_cq_moderation sends, whose completion frees the slots
+     * of the unsignaled ones before it. A packet the device reads from its
+     * descriptor after the post (not inline, or batched) waits in
+     * outstanding for that completion; an inline one is freed by the
+     * acknowledgement. Signaled, a ping-pong's message above the inline
+     * size cost the device a completion and the next progress a poll of
+     * the send CQ (about 250 instructions at 1 KB). Control packets (no
      * descriptor) are signaled: a failed QP shows in the completions of
      * unsignaled sends only when they are polled, which the timers of an
      * ep with packets in flight make happen (srqud_progress.c), and an
      * interface that only acknowledges has none. */
-    signaled = batched || (desc == NULL) ||
-               !(wr->send_flags & IBV_SEND_INLINE) ||
-               uct_srqud_tx_completion_due(iface);
+    signaled = (batched && !iface->tx.chain) || (desc == NULL) ||
+               (desc->num_zsge > 0) || uct_srqud_tx_completion_due(iface);
+    held     = batched || !(wr->send_flags & IBV_SEND_INLINE);
     if (signaled) {
         wr->send_flags |= IBV_SEND_SIGNALED;
     } else {
@@ -560,10 +564,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     }
 
     if (ucs_unlikely(iface->config.fault_tx)) {
-        num_wr = uct_srqud_tx_fault(iface, wr, desc, &dup_wr);
-        if (num_wr == 0) {
-            return UCS_OK;
-        }
+        num_wr = uct_srqud_tx_fault(iface, wr, &dup_wr);
     }
 
     if (batched) {
@@ -590,13 +591,16 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     if (signaled) {
         iface->tx.sig_sn     = iface->tx.sn;
         iface->tx.unsignaled = 0;
-        if (desc != NULL) {
-            desc->sn     = iface->tx.sn;
-            desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
-            ucs_queue_push(&iface->tx.outstanding, &desc->queue);
-        }
     } else {
-        uct_srqud_tx_posted_unsignaled(iface, desc, num_wr);
+        iface->tx.unsignaled += num_wr;
+        ++iface->stats.tx_unsignaled;
+    }
+    if ((desc != NULL) && (signaled || held)) {
+        desc->sn     = iface->tx.sn;
+        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    } else {
+        uct_srqud_tx_desc_put_unkept(desc);
     }
 
     if ((iface->tx.batch_count > 0) && uct_srqud_tx_batch_due(iface)) {
@@ -671,6 +675,31 @@ ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
                      (desc->length <= iface->config.max_inline)) ?
                     IBV_SEND_INLINE : 0;
     return uct_srqud_tx_post_wr(iface, &wr, desc);
+}
+
+
+ucs_status_t uct_srqud_tx_post_copy(uct_srqud_iface_t *iface,
+                                    struct ibv_ah *ah, uint32_t dest_qpn,
+                                    const uct_srqud_send_desc_t *desc,
+                                    uint32_t dest_ep_id)
+{
+    uct_srqud_send_desc_t *copy;
+
+    ucs_assert(desc->num_zsge == 0);
+    copy = ucs_mpool_get_inline(&iface->tx.mp);
+    if (ucs_unlikely(copy == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memcpy(uct_srqud_tx_desc_neth(copy), desc + 1, /* its packet */
+           desc->length);
+    uct_srqud_tx_desc_neth(copy)->dest_ep_id = dest_ep_id;
+    copy->length   = desc->length;
+    copy->num_zsge = 0;
+    copy->comp     = NULL;
+    copy->flags    = 0;   /* in no window: freed by its completion */
+    ++iface->stats.tx_resend_copies;
+    return uct_srqud_tx_post_send(iface, ah, dest_qpn, copy);
 }
 
 

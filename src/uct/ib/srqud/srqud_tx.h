@@ -27,6 +27,15 @@ ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
                                     struct ibv_ah *ah, uint32_t dest_qpn,
                                     uct_srqud_send_desc_t *desc);
 
+/* A copy of a window descriptor's packet (not an am_zcopy's), addressed
+ * to ep @a dest_ep_id: a resend while the device may still read the
+ * descriptor for its last post, whose completion only a later signaled
+ * send brings */
+ucs_status_t uct_srqud_tx_post_copy(uct_srqud_iface_t *iface,
+                                    struct ibv_ah *ah, uint32_t dest_qpn,
+                                    const uct_srqud_send_desc_t *desc,
+                                    uint32_t dest_ep_id);
+
 /* A packet copied into the work request (control packets): needs no
  * descriptor, so acknowledgements go out even when every descriptor is
  * waiting in a window for one */
