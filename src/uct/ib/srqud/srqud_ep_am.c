@@ -216,35 +216,36 @@ ucs_status_t uct_srqud_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 /*
  * Send an am_bcopy the user packed into the first descriptor, which is
  * large enough for AM_PACKETS packets. A message above one packet: the
- * bytes beyond the first packet are copied into the descriptors
- * @a descs[1..], every packet but the last is flagged MORE, and all go with
- * one doorbell (on Soft-RoCE each doorbell is a system call and a softirq
- * thread's wakeup). Each packet is reliable on its own; the receiver
- * delivers the message once its last packet is in (srqud_rx_chain.c). The
- * descriptors it does not need go back to the pool.
+ * bytes beyond the first packet are copied into spare descriptors (taken
+ * before the pack), every packet but the last is flagged MORE, and all go
+ * with one doorbell (on Soft-RoCE each doorbell is a system call and a
+ * softirq thread's wakeup). Each packet is reliable on its own; the
+ * receiver delivers the message once its last packet is in
+ * (srqud_rx_chain.c).
  */
 static void
 uct_srqud_ep_am_bcopy_send(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
-                            uct_srqud_send_desc_t **descs, size_t length)
+                            uct_srqud_send_desc_t *first, size_t length)
 {
     size_t chunk          = iface->config.seg_size - sizeof(uct_srqud_neth_t);
     /* an empty message is one packet too */
     unsigned i, count     = ucs_max(ucs_div_round_up(length, chunk), (size_t)1);
-    const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(descs[0]) +
+    const uint8_t *packed = (const uint8_t*)(uct_srqud_tx_desc_neth(first) +
                                              1);
+    uct_srqud_send_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
     ucs_status_t status;
     int ring;
 
-    ucs_assert((count >= 1) && (count <= iface->config.am_packets));
+    ucs_assert((count >= 1) && (count <= iface->config.am_packets) &&
+               (count <= iface->tx.spare_count + 1));
+    descs[0] = first;
     for (i = 1; i < count; ++i) {
-        *uct_srqud_tx_desc_neth(descs[i]) = *uct_srqud_tx_desc_neth(descs[0]);
+        descs[i] = iface->tx.spare[--iface->tx.spare_count];
+        *uct_srqud_tx_desc_neth(descs[i]) = *uct_srqud_tx_desc_neth(first);
         descs[i]->num_zsge = 0;
         descs[i]->comp     = NULL;
         memcpy(uct_srqud_tx_desc_neth(descs[i]) + 1, packed + (i * chunk),
                ucs_min(chunk, length - (i * chunk)));
-    }
-    for (i = count; i < iface->config.am_packets; ++i) {
-        ucs_mpool_put_inline(descs[i]);
     }
 
     /* the last packet rings the batch, unless sends were batched before:
@@ -278,38 +279,37 @@ uct_srqud_ep_am_bcopy_locked(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
                              void *arg)
 {
     size_t chunk = iface->config.seg_size - sizeof(uct_srqud_neth_t);
-    uct_srqud_send_desc_t *descs[UCT_SRQUD_AM_PACKETS_MAX];
+    uct_srqud_send_desc_t *desc, *spare;
     ucs_status_t status;
     size_t length;
-    unsigned i;
 
-    status = uct_srqud_ep_am_desc_get(iface, ep, id, &descs[0]);
+    status = uct_srqud_ep_am_desc_get(iface, ep, id, &desc);
     if (status != UCS_OK) {
         return status;
     }
 
-    /* the descriptors of the packets after the first, before the pack:
-     * once packed, the message must go */
-    for (i = 1; i < iface->config.am_packets; ++i) {
-        descs[i] = ucs_mpool_get_inline(&iface->tx.mp);
-        if (ucs_unlikely(descs[i] == NULL)) {
+    /* the descriptors of the packets after the first, before the pack
+     * (once packed, the message must go): kept between messages, so that
+     * a message of one packet takes none from the pool */
+    while (ucs_unlikely(iface->tx.spare_count + 1 < iface->config.am_packets)) {
+        spare = ucs_mpool_get_inline(&iface->tx.mp);
+        if (ucs_unlikely(spare == NULL)) {
             UCT_TL_IFACE_STAT_TX_NO_DESC(&iface->super);
-            while (i-- > 0) {
-                ucs_mpool_put_inline(descs[i]);
-            }
+            ucs_mpool_put_inline(desc);
             return UCS_ERR_NO_RESOURCE;
         }
+        iface->tx.spare[iface->tx.spare_count++] = spare;
     }
 
-    length = pack_cb(uct_srqud_tx_desc_neth(descs[0]) + 1, arg);
+    length = pack_cb(uct_srqud_tx_desc_neth(desc) + 1, arg);
     ucs_assertv(length <= iface->config.am_packets * chunk,
                 "am_bcopy: packed %zu bytes, max %zu", length,
                 iface->config.am_packets * chunk);
-    uct_srqud_ep_am_bcopy_send(iface, ep, descs, length);
+    uct_srqud_ep_am_bcopy_send(iface, ep, desc, length);
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_SEND, id,
-                       uct_srqud_tx_desc_neth(descs[0]) + 1, length,
+                       uct_srqud_tx_desc_neth(desc) + 1, length,
                        "TX: AM_BCOPY");
     return length;
 }

@@ -86,7 +86,12 @@ struct uct_srqud_iface {
                                              completes them in error) */
         ucs_queue_head_t     outstanding; /* descs posted, not completed:
                                              those the HCA may still read
-                                             (all but the unsignaled) */
+                                             (all but inline unbatched
+                                             ones) */
+        uct_srqud_send_desc_t *spare[UCT_SRQUD_AM_PACKETS_MAX - 1];
+        unsigned             spare_count; /* descs an am_bcopy takes before
+                                             its pack for the packets after
+                                             its first (srqud_ep_am.c) */
         ucs_list_link_t      active_list; /* eps with unacknowledged packets */
         ucs_time_t           next_timer;  /* next retransmission check */
         ucs_arbiter_t        arbiter;     /* endpoints with pending requests */

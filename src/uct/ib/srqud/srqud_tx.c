@@ -61,6 +61,7 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
     iface->tx.flushed    = 0;
     iface->tx.batch_count = 0;
     iface->tx.chain      = 0;
+    iface->tx.spare_count = 0;
     iface->tx.batch      = ucs_calloc(iface->config.tx_batch,
                                       sizeof(*iface->tx.batch),
                                       "srqud_tx_batch");
@@ -116,6 +117,9 @@ void uct_srqud_tx_cleanup(uct_srqud_iface_t *iface)
     ucs_queue_for_each_extract(desc, &iface->tx.outstanding, queue, 1) {
         desc->flags &= ~UCT_SRQUD_DESC_FLAG_IN_WINDOW; /* its ep is gone */
         uct_srqud_tx_desc_completed(iface, desc);
+    }
+    while (iface->tx.spare_count > 0) {
+        ucs_mpool_put_inline(iface->tx.spare[--iface->tx.spare_count]);
     }
     ucs_mpool_cleanup(&iface->tx.mp, 1);
     ucs_free(iface->tx.batch);
@@ -460,16 +464,34 @@ uct_srqud_tx_posted(uct_srqud_iface_t *iface, int num_wr)
 }
 
 
+/* The device reads @a desc (if any) after the post: it waits in
+ * outstanding for the completion of its send or a later one */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_tx_desc_hold(uct_srqud_iface_t *iface, uct_srqud_send_desc_t *desc)
+{
+    if (desc != NULL) {
+        desc->sn     = iface->tx.sn;
+        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
+        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
+    }
+}
+
+
 /* @a num_wr unsignaled sends are in the queue: the next completion frees
- * their slots */
+ * their slots, and @a desc if the device reads it after the post
+ * (@a held), else the packet is in the work request */
 static UCS_F_ALWAYS_INLINE void
 uct_srqud_tx_posted_unsignaled(uct_srqud_iface_t *iface,
-                               uct_srqud_send_desc_t *desc, int num_wr)
+                               uct_srqud_send_desc_t *desc, int num_wr,
+                               int held)
 {
     iface->tx.unsignaled  += num_wr;
     ++iface->stats.tx_unsignaled;
-    /* the packet is in the work request */
-    uct_srqud_tx_desc_put_unkept(desc);
+    if (held) {
+        uct_srqud_tx_desc_hold(iface, desc);
+    } else {
+        uct_srqud_tx_desc_put_unkept(desc);
+    }
 }
 
 
@@ -518,7 +540,7 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
                                          uct_srqud_send_desc_t *desc)
 {
     struct ibv_send_wr dup_wr, *bad_wr;
-    int ret, batched, signaled, held, num_wr = 1;
+    int ret, batched, signaled, num_wr = 1;
 
     /* The QP is in the error state until the next progress resets it: the
      * packet cannot leave; kept for retransmission, it goes after the
@@ -556,7 +578,6 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
      * interface that only acknowledges has none. */
     signaled = (batched && !iface->tx.chain) || (desc == NULL) ||
                (desc->num_zsge > 0) || uct_srqud_tx_completion_due(iface);
-    held     = batched || !(wr->send_flags & IBV_SEND_INLINE);
     if (signaled) {
         wr->send_flags |= IBV_SEND_SIGNALED;
     } else {
@@ -591,16 +612,11 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
     if (signaled) {
         iface->tx.sig_sn     = iface->tx.sn;
         iface->tx.unsignaled = 0;
+        uct_srqud_tx_desc_hold(iface, desc);
     } else {
-        iface->tx.unsignaled += num_wr;
-        ++iface->stats.tx_unsignaled;
-    }
-    if ((desc != NULL) && (signaled || held)) {
-        desc->sn     = iface->tx.sn;
-        desc->flags |= UCT_SRQUD_DESC_FLAG_IN_SQ;
-        ucs_queue_push(&iface->tx.outstanding, &desc->queue);
-    } else {
-        uct_srqud_tx_desc_put_unkept(desc);
+        uct_srqud_tx_posted_unsignaled(iface, desc, num_wr,
+                                       batched ||
+                                       !(wr->send_flags & IBV_SEND_INLINE));
     }
 
     if ((iface->tx.batch_count > 0) && uct_srqud_tx_batch_due(iface)) {
@@ -610,22 +626,22 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 }
 
 
-/* The lone inline packet into an idle queue (a ping-pong's): what
- * uct_srqud_tx_post_wr decides for it (no batch, no completion), without
- * the cases it does not have */
+/* The lone packet into an idle queue (a ping-pong's), not an am_zcopy's:
+ * what uct_srqud_tx_post_wr decides for it (no batch, no completion),
+ * without the cases it does not have */
 static UCS_F_ALWAYS_INLINE int
-uct_srqud_tx_lone_inline(const uct_srqud_iface_t *iface,
-                         const uct_srqud_send_desc_t *desc)
+uct_srqud_tx_lone(const uct_srqud_iface_t *iface,
+                  const uct_srqud_send_desc_t *desc)
 {
-    return (desc->num_zsge == 0) && (desc->length <= iface->config.max_inline) &&
-           !uct_srqud_tx_batches(iface) &&
+    return (desc->num_zsge == 0) && !uct_srqud_tx_batches(iface) &&
            !uct_srqud_tx_completion_due(iface) &&
            !iface->tx.qp_error && !iface->config.fault_tx;
 }
 
 
-/* Post the lone inline packet (uct_srqud_tx_lone_inline) at once,
- * unsignaled */
+/* Post the lone packet (uct_srqud_tx_lone) at once, unsignaled: a
+ * descriptor the device reads after the post (@a wr not inline) waits in
+ * outstanding for a later completion */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_srqud_tx_post_lone(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
                        uct_srqud_send_desc_t *desc)
@@ -641,7 +657,8 @@ uct_srqud_tx_post_lone(uct_srqud_iface_t *iface, struct ibv_send_wr *wr,
         return UCS_OK;
     }
     uct_srqud_tx_posted(iface, 1);
-    uct_srqud_tx_posted_unsignaled(iface, desc, 1);
+    uct_srqud_tx_posted_unsignaled(iface, desc, 1,
+                                   !(wr->send_flags & IBV_SEND_INLINE));
     return UCS_OK;
 }
 
@@ -661,9 +678,10 @@ ucs_status_t uct_srqud_tx_post_send(uct_srqud_iface_t *iface,
     wr.wr.ud.ah         = ah;
     wr.wr.ud.remote_qpn = dest_qpn;
 
-    if (ucs_likely(uct_srqud_tx_lone_inline(iface, desc))) {
+    if (ucs_likely(uct_srqud_tx_lone(iface, desc))) {
         wr.num_sge    = 1;
-        wr.send_flags = IBV_SEND_INLINE;
+        wr.send_flags = (desc->length <= iface->config.max_inline) ?
+                        IBV_SEND_INLINE : 0;
         return uct_srqud_tx_post_lone(iface, &wr, desc);
     }
 
