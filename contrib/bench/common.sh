@@ -307,6 +307,21 @@ bench_check_lib() {
     esac
 }
 
+# bench_base_variant BASE DIR: the variant srqud-base, srqud with the module
+# BASE (another build, e.g. the commit before a change) from the library
+# directory DIR (bench_base_lib), checked to load it; its ranks take
+# "$(bench_base_env DIR)" beside their variant's settings
+bench_base_variant() {
+    [ -f "$1" ] || { echo "-b: no module $1" >&2; return 2; }
+    bench_base_lib "$1" "$2"
+    bench_check_lib srqud-base "$2" || return 1
+}
+
+# bench_base_env VARIANT DIR: the setting a variant's ranks take for it
+bench_base_env() {
+    [ "$1" = srqud-base ] && echo "LD_LIBRARY_PATH=$2"
+}
+
 # The UCT benchmark programs (flowctl, mem_peers, mem_sizes) into $RESULTS
 bench_build() {
     make -s -C "$ROOT/contrib/bench" B="$RESULTS" >/dev/null

@@ -8,7 +8,8 @@
 #       [--only NAME[,NAME...]]
 #
 # Each repetition runs UCP tag_lat 8 B and tag_bw 4 MB (or those --only
-# names; tag_rate: tag_bw of 8 B messages, the message rate) over srqud
+# names; tag_rate: tag_bw of 8 B messages, the message rate; tag_lat_1k,
+# tag_lat_4k: tag_lat of 1 and 4 KB) over srqud
 # with one module, then the other (the order alternates). Prints, per test and side,
 # the median and the spread (min..max) of the repetitions, and the ratio
 # new/base of the medians. Speed is compared as a ratio in one run, never
@@ -24,7 +25,8 @@ REPS=5
 CSV=$RESULTS/module-ab.csv
 # NAME TEST SIZE ITERATIONS
 ALL_SPECS=("tag_lat tag_lat 8 20000" "tag_bw tag_bw 4194304 40"
-           "tag_rate tag_bw 8 200000")
+           "tag_rate tag_bw 8 200000" "tag_lat_1k tag_lat 1024 20000"
+           "tag_lat_4k tag_lat 4096 20000")
 ONLY=tag_lat,tag_bw
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -41,7 +43,7 @@ for name in ${ONLY//,/ }; do
     for spec in "${ALL_SPECS[@]}"; do
         [ "${spec%% *}" = "$name" ] && { SPECS+=("$spec"); found=1; }
     done
-    [ $found = 1 ] || { echo "--only: tag_lat, tag_bw or tag_rate, not $name" >&2; exit 2; }
+    [ $found = 1 ] || { echo "--only: tag_lat, tag_bw, tag_rate, tag_lat_1k or tag_lat_4k, not $name" >&2; exit 2; }
 done
 
 NEW_LIB=$SRQUD_BUILD/ucx/lib
@@ -89,8 +91,10 @@ done
 python3 - "$CSV" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-print("\n%-8s %-8s %-30s %-30s %s" % ("test", "size", "base median (min..max)", "new median (min..max)", "new/base"))
+print("\n%-10s %-8s %-30s %-30s %s" % ("test", "size", "base median (min..max)", "new median (min..max)", "new/base"))
 for test, size, key, unit in (("tag_lat", "8", "lat_us", "us"),
+                              ("tag_lat_1k", "1024", "lat_us", "us"),
+                              ("tag_lat_4k", "4096", "lat_us", "us"),
                               ("tag_bw", "4194304", "bw_MBs", "MB/s"),
                               ("tag_rate", "8", "msg_s", "msg/s")):
     med = {}
@@ -102,7 +106,7 @@ for test, size, key, unit in (("tag_lat", "8", "lat_us", "us"),
         med[side] = statistics.median(v)
         cells.append("%.2f %s (%.2f..%.2f)" % (med[side], unit, min(v), max(v)))
     ratio = "%.3f" % (med["new"] / med["base"]) if len(med) == 2 else "-"
-    print("%-8s %-8s %-30s %-30s %s" % (test, size, cells[0], cells[1], ratio))
+    print("%-10s %-8s %-30s %-30s %s" % (test, size, cells[0], cells[1], ratio))
 PY
 echo "csv: $CSV"
 exit $rc

@@ -8,7 +8,7 @@
 #   contrib/softroce/vm-run --timeout 5400 -- contrib/bench/mpi-calls.sh \
 #       [-r REPS] [-p NPS] [-m MPIS] [-t VARIANTS] [-c CALLS] [-s SIZES]
 #       [-n ITERS] [-N ITERS_OVER] [-I IMB_ITERS] [-X "MPI:NP..."] [-o NAME]
-#       [-W WARM_ITERS]
+#       [-W WARM_ITERS] [-b BASE_MODULE]
 #
 # REPS repetitions (default 3); in each, every MPI (ompi: Open MPI 4.1 with
 # pml ucx; mpich: MPICH 4.0 ch4:ucx), rank count (NPS, default "2 4") and
@@ -41,6 +41,9 @@
 # first run of each would otherwise carry that in its slow calls (1-3 ms
 # each; common.sh, which also turns address-space randomisation off in
 # the VM so that translations serve later runs).
+#
+# -b BASE_MODULE: a variant srqud-base more, srqud with that build of its
+# module (e.g. the commit before a change; common.sh, bench_base_lib).
 #
 # -X skips those MPI and rank count pairs (e.g. "mpich:8": MPICH's 8 ranks
 # on 2 cores take 10 minutes a repetition; with -I, "mpich:4" takes 20,
@@ -98,7 +101,8 @@ IMB=0
 SKIP=
 NAME=mpi-calls
 WARM_ITERS=500
-bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME W:WARM_ITERS" "$@"
+BASE=
+bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME W:WARM_ITERS b:BASE" "$@"
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
 PAUSES=$RESULTS/cpu_pauses
@@ -115,6 +119,10 @@ mkdir -p "$OUT"
 CSV=$OUT/calls.csv
 bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPIS" || exit
 make -s -C "$ROOT/contrib/bench" B="$RESULTS" "$PAUSES" >/dev/null || exit 1
+if [ -n "$BASE" ]; then
+    bench_base_variant "$BASE" "$OUT/base-lib" || exit
+    VARIANTS="$VARIANTS srqud-base"
+fi
 if [ "$IMB" != 0 ]; then
     IMBDIR=$("$ROOT/contrib/bench/build-imb.sh" | tail -n 1) || exit 1
     # IMB's sizes: a file of lengths, one per line
@@ -189,7 +197,7 @@ one() {
     local -a envs
     name=${v%%+*}
     tl=$(bench_tl "$name")
-    read -ra envs <<< "$(bench_variant_env "$v")"
+    read -ra envs <<< "$(bench_variant_env "$v") $(bench_base_env "$v" "$OUT/base-lib")"
     tls=$(bench_ucx_tls "$tl")
     [[ " $SKIP " == *" $m:$np "* ]] && return 0
     calls=$CALLS

@@ -39,9 +39,7 @@ mkdir -p "$OUT"
 CSV=$OUT/tail.csv
 bench_mpi_cc "$ROOT/contrib/bench/mpi_tail.c" "$OUT/mpi_tail" "$MPIS" || exit
 if [ -n "$BASE" ]; then
-    [ -f "$BASE" ] || { echo "-b: no module $BASE" >&2; exit 2; }
-    bench_base_lib "$BASE" "$OUT/base-lib"
-    bench_check_lib srqud-base "$OUT/base-lib" || exit 1
+    bench_base_variant "$BASE" "$OUT/base-lib" || exit
     VARIANTS="$VARIANTS srqud-base"
 fi
 bench_ranks_on_cores "$NPS"
@@ -51,8 +49,7 @@ one() {
     local v=$1 m=$2 np=$3 rep=$4 tl out rc t0
     local -a envs
     tl=$(bench_tl "${v%%+*}")
-    read -ra envs <<< "$(bench_variant_env "$v")"
-    [ "$v" = srqud-base ] && envs+=("LD_LIBRARY_PATH=$OUT/base-lib")
+    read -ra envs <<< "$(bench_variant_env "$v") $(bench_base_env "$v" "$OUT/base-lib")"
     t0=$SECONDS
     if [ "$m" = ompi ]; then
         out=$(bench_ompi 900 "$np" "$(bench_ucx_tls "$tl")" "${envs[@]}" -- \
