@@ -228,8 +228,8 @@ public:
     void set_env(const char *name, const char *value);
 
     /* that fraction of srqud's packets lost (sent with a Q_Key the
-     * receiving device drops; chunks dropped at the send queue), and UCX's
-     * log at level error (no warnings about it) */
+     * receiving device drops; zero-copy chunks to no QP), and UCX's log at
+     * level error (no warnings about it) */
     void drop_packets(const char *fraction);
 
     /* setup_env(), then opens both interfaces and connects; with

@@ -17,6 +17,7 @@
 
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
+#include <limits.h>
 
 
 const char *uct_srqud_share_names[] = {
@@ -121,11 +122,14 @@ ucs_config_field_t uct_srqud_config_table[] = {
      ucs_offsetof(uct_srqud_iface_config_t, tx_hold_move), UCS_CONFIG_TYPE_BOOL},
 
     {"TX_CQ_MODERATION", "64",
-     "Request a send completion at least every N sends. A packet posted\n"
-     "inline into an idle send queue (a ping-pong's) needs none: its copy\n"
-     "for retransmission is freed by the acknowledgement, and its send\n"
-     "queue slot by the next completion. Batched and non-inline sends are\n"
-     "always signaled. 1: every send. At most half of TX_QUEUE_LEN.",
+     "Request a send completion at least every N sends. A data packet\n"
+     "posted into an idle send queue (a ping-pong's) needs none: its slot\n"
+     "in the send queue, and its descriptor if it is not inline, are\n"
+     "freed by the next completion; its copy for retransmission by the\n"
+     "acknowledgement. Batched sends (but a message's packets before its\n"
+     "last), control packets and am_zcopy's are always signaled. 1: every\n"
+     "send. At most half of TX_QUEUE_LEN; with TX_MAX_BUFS set, at most a\n"
+     "quarter of it.",
      ucs_offsetof(uct_srqud_iface_config_t, tx_cq_moderation),
      UCS_CONFIG_TYPE_UINT},
 
@@ -438,6 +442,15 @@ ucs_status_t uct_srqud_config_check(const uct_srqud_md_t *md,
                           UCT_SRQUD_TX_BATCH_MAX);
     UCT_SRQUD_CHECK_RANGE("TX_CQ_MODERATION", config->tx_cq_moderation, 1,
                           config->tx_queue_len / 2);
+    /* a bounded send pool: room for a message of AM_PACKETS_MAX packets
+     * and a chunk of the pool (TX_BUFS_GROW; 0: chosen at open, within
+     * the bound) */
+    if ((unsigned)config->tx_mp.max_bufs != UINT_MAX) {
+        UCT_SRQUD_CHECK_RANGE("TX_MAX_BUFS", config->tx_mp.max_bufs, 16,
+                              UINT_MAX - 1);
+        UCT_SRQUD_CHECK_RANGE("TX_BUFS_GROW", config->tx_mp.bufs_grow, 0,
+                              config->tx_mp.max_bufs);
+    }
     UCT_SRQUD_CHECK_RANGE("TX_MAX_POLL", config->tx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("RX_MAX_POLL", config->rx_max_poll, 1, 1024);
     UCT_SRQUD_CHECK_RANGE("QUIET_POLLS", config->quiet_polls, 0, 64);
@@ -532,6 +545,8 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
                             const uct_srqud_iface_config_t *config,
                             size_t mtu)
 {
+    unsigned tx_max_bufs;
+
     iface->config.tx_queue_len   = config->tx_queue_len;
     iface->config.srq_size       = config->srq_size;
     iface->config.srq_max_size   = config->srq_max_size;
@@ -545,7 +560,13 @@ void uct_srqud_config_apply(uct_srqud_iface_t *iface,
     iface->config.rx_grow        = (config->rx_mp.bufs_grow > 0) ?
                                    config->rx_mp.bufs_grow : 256;
     iface->config.tx_max_poll    = config->tx_max_poll;
-    iface->config.tx_cq_moderation = config->tx_cq_moderation;
+    /* a send above the inline size holds its descriptor until a later
+     * completion: in a bounded send pool those take a quarter at most,
+     * the rest is for the windows, which acknowledgements empty */
+    tx_max_bufs                    = config->tx_mp.max_bufs; /* -1: none */
+    iface->config.tx_cq_moderation = (tx_max_bufs != UINT_MAX) ?
+            ucs_min(config->tx_cq_moderation, ucs_max(1u, tx_max_bufs / 4)) :
+            config->tx_cq_moderation;
     /* a batch holds at most half the send queue: the other half takes
      * the acknowledgements and resends of the call that fills it */
     iface->config.tx_batch       = ucs_min(config->tx_batch,

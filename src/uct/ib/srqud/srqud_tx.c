@@ -86,9 +86,10 @@ ucs_status_t uct_srqud_tx_init(uct_srqud_iface_t *iface,
                                    sizeof(uct_srqud_neth_t)),
                                   sizeof(uct_srqud_send_desc_t),
                                   UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
-                                  ucs_min(iface->config.tx_qlen +
-                                          iface->config.tx_window,
-                                          UCT_SRQUD_TX_CHUNK_MAX),
+                                  ucs_min(ucs_min(iface->config.tx_qlen +
+                                                  iface->config.tx_window,
+                                                  UCT_SRQUD_TX_CHUNK_MAX),
+                                          (unsigned)config->tx_mp.max_bufs),
                                   uct_srqud_tx_desc_init, "srqud_tx");
     if (status != UCS_OK) {
         ucs_free(iface->tx.batch);
@@ -571,12 +572,15 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
      * outstanding for that completion; an inline one is freed by the
      * acknowledgement. Signaled, a ping-pong's message above the inline
      * size cost the device a completion and the next progress a poll of
-     * the send CQ (about 250 instructions at 1 KB). Control packets (no
-     * descriptor) are signaled: a failed QP shows in the completions of
-     * unsignaled sends only when they are polled, which the timers of an
-     * ep with packets in flight make happen (srqud_progress.c), and an
-     * interface that only acknowledges has none. */
+     * the send CQ (about 250 instructions at 1 KB). Packets in no window
+     * (control packets, resend copies) are signaled: a failed QP shows in
+     * the completions of unsignaled sends only when they are polled, which
+     * the timers of an ep with packets in flight make happen
+     * (srqud_progress.c), and an interface that only acknowledges has
+     * none; a copy's completion frees it and the descriptors held before
+     * it. */
     signaled = (batched && !iface->tx.chain) || (desc == NULL) ||
+               !(desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW) ||
                (desc->num_zsge > 0) || uct_srqud_tx_completion_due(iface);
     if (signaled) {
         wr->send_flags |= IBV_SEND_SIGNALED;
@@ -626,14 +630,16 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 }
 
 
-/* The lone packet into an idle queue (a ping-pong's), not an am_zcopy's:
+/* The lone data packet into an idle queue (a ping-pong's), not an
+ * am_zcopy's:
  * what uct_srqud_tx_post_wr decides for it (no batch, no completion),
  * without the cases it does not have */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_lone(const uct_srqud_iface_t *iface,
                   const uct_srqud_send_desc_t *desc)
 {
-    return (desc->num_zsge == 0) && !uct_srqud_tx_batches(iface) &&
+    return (desc->flags & UCT_SRQUD_DESC_FLAG_IN_WINDOW) &&
+           (desc->num_zsge == 0) && !uct_srqud_tx_batches(iface) &&
            !uct_srqud_tx_completion_due(iface) &&
            !iface->tx.qp_error && !iface->config.fault_tx;
 }
@@ -758,7 +764,7 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
                      (iface->tx.sn != iface->tx.comp_sn))) {
         iface->tx.poll_unsignaled = 0;
         max = ucs_min(iface->config.tx_max_poll, ucs_static_array_size(wcs));
-        /* Every batched send is signaled, so a sender that streams and
+        /* Batched sends are signaled, so a sender that streams and
          * progresses only when the queue is out of slots finds up to one
          * completion per send: TX_MAX_POLL of them a call and it was out
          * again within TX_MAX_POLL sends, progressing for each few (a
