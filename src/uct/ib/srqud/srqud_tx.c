@@ -631,9 +631,8 @@ static ucs_status_t uct_srqud_tx_post_wr(uct_srqud_iface_t *iface,
 
 
 /* The lone data packet into an idle queue (a ping-pong's), not an
- * am_zcopy's:
- * what uct_srqud_tx_post_wr decides for it (no batch, no completion),
- * without the cases it does not have */
+ * am_zcopy's: what uct_srqud_tx_post_wr decides for it (no batch, no
+ * completion), without the cases it does not have */
 static UCS_F_ALWAYS_INLINE int
 uct_srqud_tx_lone(const uct_srqud_iface_t *iface,
                   const uct_srqud_send_desc_t *desc)
