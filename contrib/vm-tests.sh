@@ -150,7 +150,8 @@ if [ $ROUTE = a ] && [ $SUCG_ONLY = 0 ]; then
     # its receive path directly (rxe_loopback), so "tc netem" on lo does not
     # reach them (measured: a 5% netem loss run retransmitted nothing).
     # srqud's fault injection loses packets instead (sent with a Q_Key the
-    # receiving device drops) and duplicates them at the send queue; every message must still arrive intact, once, in order.
+    # receiving device drops) and duplicates them at the send queue; every
+    # message must still arrive intact, once, in order.
     # QP_ERROR moves the QP to the error state before 1 % of the sends, as
     # a send on a downed link does on Soft-RoCE: srqud resets it and resends
     # (CI: loss with duplication, and QP errors; SRQUD_FULL=1 each alone too)

@@ -40,8 +40,7 @@ public:
 
     ucs_status_t send_bcopy(uint64_t seq, size_t length)
     {
-        ssize_t ret = send_seq_bcopy(ep, AM_ID, seq, length);
-        return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+        return send_seq_bcopy_status(ep, AM_ID, seq, length);
     }
 
     /* Send, progressing while the interface is out of resources */

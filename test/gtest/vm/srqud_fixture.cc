@@ -117,6 +117,15 @@ ssize_t send_seq_bcopy(uct_ep_h ep, uint8_t am_id, uint64_t seq,
 }
 
 
+ucs_status_t send_seq_bcopy_status(uct_ep_h ep, uint8_t am_id, uint64_t seq,
+                                   size_t length)
+{
+    ssize_t ret = send_seq_bcopy(ep, am_id, seq, length);
+
+    return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+}
+
+
 ucs_status_t am_log::handler(void *arg, void *data, size_t length,
                              unsigned flags)
 {

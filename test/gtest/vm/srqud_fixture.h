@@ -63,6 +63,10 @@ void fill_seq_msg(void *buf, size_t length, uint64_t seq);
 ssize_t send_seq_bcopy(uct_ep_h ep, uint8_t am_id, uint64_t seq,
                        size_t length);
 
+/* The same, as a status: UCS_OK once sent */
+ucs_status_t send_seq_bcopy_status(uct_ep_h ep, uint8_t am_id, uint64_t seq,
+                                   size_t length);
+
 
 /* ---- what the handlers saw ----------------------------------------------- */
 

@@ -97,8 +97,7 @@ TEST(srqud_tx_pool, a_window_of_sends_allocates_nothing)
         /* the sender's own progress frees send queue slots; the receiver
          * takes nothing, so no acknowledgement frees a descriptor */
         ASSERT_EQ(UCS_OK, repeat_while(UCS_ERR_NO_RESOURCE, [&] {
-            ssize_t ret = send_seq_bcopy(pair.ep, AM_ID, seq, length);
-            return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+            return send_seq_bcopy_status(pair.ep, AM_ID, seq, length);
         }, [&] { pair.sender->progress(); }, 10000000ul))
             << "send " << seq << " of a window of " << window;
     }
@@ -326,8 +325,7 @@ TEST(srqud_am_batch, sends_above_inline_go_unsignaled_and_resend_as_copies)
     ASSERT_LT(attr.cap.am.max_short, length); /* not inline */
 
     ASSERT_NO_FATAL_FAILURE(send_each_waited(pair, n, [&](uint64_t seq) {
-        ssize_t ret = send_seq_bcopy(pair.ep, AM_ID, seq, length);
-        return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+        return send_seq_bcopy_status(pair.ep, AM_ID, seq, length);
     }));
 
     const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
@@ -353,8 +351,7 @@ TEST(srqud_am_batch, a_bounded_send_pool_is_not_held_for_completions)
     pair.set_env("UCX_SRQUD_TX_MAX_BUFS", "32");
     ASSERT_NO_FATAL_FAILURE(pair.open_pair(AM_ID, 1));
     ASSERT_NO_FATAL_FAILURE(send_each_waited(pair, n, [&](uint64_t seq) {
-        ssize_t ret = send_seq_bcopy(pair.ep, AM_ID, seq, 1000);
-        return (ret < 0) ? (ucs_status_t)ret : UCS_OK;
+        return send_seq_bcopy_status(pair.ep, AM_ID, seq, 1000);
     }));
 
     const uct_srqud_iface_stats_t st = srqud_stats(pair.sender->handle);
