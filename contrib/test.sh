@@ -82,6 +82,19 @@ CI_VM_UCX=${SRQUD_CI_VM_UCX-}
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
+# The lines that say why a check failed, repeated at the end of the run:
+# CI shows only the run's last lines, and a VM's checks print theirs long
+# before (a failed check's output tail, "    [name] ...", vm-tests.sh)
+FAILURE_DIGEST=$(mktemp)
+digest_failures() { # digest_failures < OUTPUT: its failures' lines, appended
+    awk '/^RESULT [^ ]+ FAIL/ { print; next }
+         /^    \[[^]]*\] / {
+             if ($0 ~ /Failure$|\[  FAILED  \]|never arrived|[Ee]rror|Expected|Which is|Value of|Actual:/) {
+                 print; more = 3; next
+             }
+             if (more > 0) { print; more-- }
+         }' | head -80 >> "$FAILURE_DIGEST"
+}
 NOTRUN_NAMES=()
 
 count_results() {   # reads "RESULT name PASS|FAIL" lines (result, contrib/lib/common.sh)
@@ -199,6 +212,11 @@ finish() {
         "$ROOT/contrib/build-packages.sh" --remove || FAILED=$((FAILED + 1))
     fi
     echo
+    if [ -s "$FAILURE_DIGEST" ]; then
+        echo "why (the failed checks' own lines, printed above in full):"
+        head -120 "$FAILURE_DIGEST"
+    fi
+    rm -f "$FAILURE_DIGEST"
     [ ${#FAILED_NAMES[@]} -gt 0 ] && echo "failed: ${FAILED_NAMES[*]}"
     [ ${#NOTRUN_NAMES[@]} -gt 0 ] &&
         echo "not run (a source not available here; set SRQUD_GIT_MIRRORS): ${NOTRUN_NAMES[*]}"
@@ -228,6 +246,7 @@ run_vm() {   # run_vm [vm-run options] -- args for vm-tests.sh
     "${wrap[@]}" "$ROOT/contrib/softroce/vm-run" "${args[@]}" 2>&1 | tee "$out"
     local rc=${PIPESTATUS[0]}
     count_results < "$out"
+    digest_failures < "$out"
     if ! grep -q "^RESULT " "$out"; then
         # the VM did not run the tests at all: that is a failure
         FAILED=$((FAILED + 1)); FAILED_NAMES+=("vm-run ${args[*]}")
@@ -254,6 +273,7 @@ counted() {
     out=$(mktemp)
     "$@" | tee "$out"
     count_results < "$out"
+    digest_failures < "$out"
     if [ -z "$expect" ]; then
         grep -q "^RESULT " "$out" || { FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name"); }
     fi
