@@ -72,7 +72,9 @@ static int uct_srqud_ep_ack_cumulative(uct_srqud_iface_t *iface,
             return 0;
         }
     }
-    uct_srqud_ep_complete_flushes(ep, UCS_OK);
+    if (!ucs_queue_is_empty(&ep->tx.flushes)) { /* a call an ack saves */
+        uct_srqud_ep_complete_flushes(ep, UCS_OK);
+    }
 
     /* The window has room again: requests the dispatcher descheduled for a
      * full window may go */
@@ -273,7 +275,12 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->tx.progress_time = ucs_get_time();
     }
 
-    uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
+    /* without a SACK, and out of a timeout's recovery (a ping-pong's
+     * acks), there is nothing more to do: the call is saved */
+    if ((sack != NULL) ||
+        ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
+        uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
+    }
     return 1;
 }
 

@@ -20,18 +20,14 @@
 #include <string.h>
 
 
-static void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface,
-                                     uct_srqud_ep_t *ep)
+void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep)
 {
-    if (!(ep->flags & UCT_SRQUD_EP_FLAG_ACTIVE)) {
-        ep->flags           |= UCT_SRQUD_EP_FLAG_ACTIVE;
-        ep->tx.progress_time = ucs_get_time();
-        ep->tx.resend_time   = ep->tx.progress_time;
-        ep->tx.rto           = uct_srqud_rtt_rto(&ep->tx.rtt,
-                                                 iface->config.rto_min,
-                                                 iface->config.rto_max);
-        ucs_list_add_tail(&iface->tx.active_list, &ep->tx.active_list);
-    }
+    ep->flags           |= UCT_SRQUD_EP_FLAG_ACTIVE;
+    ep->tx.progress_time = ucs_get_time();
+    ep->tx.resend_time   = ep->tx.progress_time;
+    ep->tx.rto           = uct_srqud_rtt_rto(&ep->tx.rtt, iface->config.rto_min,
+                                             iface->config.rto_max);
+    ucs_list_add_tail(&iface->tx.active_list, &ep->tx.active_list);
 }
 
 
@@ -196,49 +192,6 @@ ucs_status_t uct_srqud_ep_tx_notice(uct_srqud_iface_t *iface,
     /* from an active ep: it receives nothing in sequence to acknowledge */
     return uct_srqud_ep_tx_ctl_data(iface, ep, ctl, 0, 0, hdr, hdr_len, NULL,
                                     0);
-}
-
-
-/* Put a filled reliable packet into the window and send it */
-ucs_status_t uct_srqud_ep_tx_reliable(uct_srqud_iface_t *iface,
-                                      uct_srqud_ep_t *ep,
-                                      uct_srqud_send_desc_t *desc)
-{
-    uct_srqud_neth_t *neth = uct_srqud_tx_desc_neth(desc);
-    ucs_status_t status;
-
-    neth->magic      = UCT_SRQUD_MAGIC;
-    neth->flags     |= UCT_SRQUD_PACKET_FLAG_REL;
-    neth->dest_ep_id = ep->dest_ep_id;
-    neth->src_ep_id  = ep->ep_id;
-    neth->psn        = ep->tx.next;
-    neth->ack_psn    = 0;
-    neth->token      = ep->token;
-    /* ask for an ack when half the window is used, so the window never
-     * waits for the receiver's progress loop */
-    if (uct_srqud_tx_in_flight(ep->tx.next, ep->tx.acked) ==
-        iface->config.tx_window / 2) {
-        neth->flags |= UCT_SRQUD_PACKET_FLAG_ACK_REQ;
-    }
-    desc->flags          = UCT_SRQUD_DESC_FLAG_IN_WINDOW;
-    /* before the post: a QP found failed marks the slot lost there */
-    desc->slot.psn       = ep->tx.next;
-    desc->slot.sacked    = 0;
-    desc->slot.resends   = 0;
-    desc->slot.passed    = 0;
-    desc->slot.lost      = 0;
-    desc->slot.acked     = 0;
-    desc->slot.send_time = ucs_get_time();
-
-    status = uct_srqud_tx_post_send(iface, ep->ah, ep->dest_qpn, desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    ++ep->tx.next;
-    ucs_queue_push(&ep->tx.window, &desc->slot.elem);
-    uct_srqud_ep_tx_activate(iface, ep);
-    return UCS_OK;
 }
 
 
