@@ -218,12 +218,14 @@ void uct_srqud_ep_resend_flushed(uct_srqud_iface_t *iface)
  * shows held need not go again, and they tell a spurious timeout; then,
  * after a timeout, the recovery (@a acked newly acknowledged, @a flags
  * UCT_SRQUD_SR_xx of the marks); last, what it shows missing behind
- * enough held ones is lost: resent at once, once per round trip */
-static void uct_srqud_ep_ack_selective(uct_srqud_iface_t *iface,
-                                       uct_srqud_ep_t *ep,
-                                       uct_srqud_psn_t ack_psn,
-                                       const uct_srqud_sack_t *sack,
-                                       unsigned acked, unsigned flags)
+ * enough held ones is lost: resent at once, once per round trip. Inline:
+ * without a SACK and out of recovery (a ping-pong's acks) it is two tests,
+ * not a call */
+static UCS_F_ALWAYS_INLINE void
+uct_srqud_ep_ack_selective(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
+                           uct_srqud_psn_t ack_psn,
+                           const uct_srqud_sack_t *sack, unsigned acked,
+                           unsigned flags)
 {
     uct_srqud_ep_resend_arg_t ra;
     uint64_t map[UCT_SRQUD_SR_WORDS];
@@ -275,12 +277,7 @@ int uct_srqud_ep_process_ack(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep,
         ep->tx.progress_time = ucs_get_time();
     }
 
-    /* without a SACK, and out of a timeout's recovery (a ping-pong's
-     * acks), there is nothing more to do: the call is saved */
-    if ((sack != NULL) ||
-        ucs_unlikely(ep->tx.cwnd < iface->config.tx_window)) {
-        uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
-    }
+    uct_srqud_ep_ack_selective(iface, ep, ack_psn, sack, acked, flags);
     return 1;
 }
 

@@ -13,7 +13,8 @@
 #include "srqud_ep.h"
 
 
-/* The first packet in an ep's empty window: its timers start */
+/* The first packet in the window of an ep not ACTIVE (the caller tests
+ * the flag): its timers start, and it joins the active list */
 void uct_srqud_ep_tx_activate(uct_srqud_iface_t *iface, uct_srqud_ep_t *ep);
 
 /* A descriptor for a reliable control packet that asks for an ack */
