@@ -153,9 +153,22 @@ starting() {        # starting NAME [SECONDS]: its line, with the time and the l
 }
 
 step() {            # step NAME CMD... : one result for the whole command
-    local name=$1 rc=0; shift
+    local name=$1 rc=0 out tee_fd tee_pid; shift
     starting "$name"
-    "$@" || rc=$?
+    # its output shown as it comes and kept for the digest, the command run
+    # in this shell (a step's function may set what finish needs, such as
+    # PACKAGES_INSTALLED), not in a pipeline's subshell
+    out=$(mktemp)
+    exec {tee_fd}> >(tee "$out")
+    tee_pid=$!
+    "$@" >&"$tee_fd" 2>&1 || rc=$?
+    exec {tee_fd}>&-
+    # tee ends at the pipe's end; a process the command left behind that
+    # holds the pipe must not hold the run: 5 s at most
+    for _ in $(seq 50); do
+        kill -0 "$tee_pid" 2>/dev/null || break
+        sleep 0.1
+    done
     case $rc in
     0)  result "$name" PASS
         PASSED=$((PASSED + 1)) ;;
@@ -164,8 +177,11 @@ step() {            # step NAME CMD... : one result for the whole command
         echo "RESULT $name NOTRUN (source not available)"
         NOTRUN_NAMES+=("$name") ;;
     *)  result "$name" FAIL
-        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name") ;;
+        FAILED=$((FAILED + 1)); FAILED_NAMES+=("$name")
+        { echo "$name: exit $rc, its last lines:"
+          tail -n 15 "$out" | sed 's/^/    /'; } >> "$FAILURE_DIGEST" ;;
     esac
+    rm -f "$out"
     return $rc
 }
 
@@ -373,7 +389,16 @@ step build "$ROOT/contrib/build.sh" || finish
 unit_tests() {
     make -C "$SRQUD_BUILD/obj" check > "$SRQUD_BUILD/unit.out" 2>&1
     local rc=$?
-    cat "$SRQUD_BUILD/obj/test/gtest/srqud_unit.log" 2>/dev/null | grep -E "^\[  (PASSED|FAILED)|tests ran" || true
+    local log=$SRQUD_BUILD/obj/test/gtest/srqud_unit.log
+    grep -E "^\[  (PASSED|FAILED)|tests ran" "$log" 2>/dev/null || true
+    if [ $rc != 0 ]; then
+        # why: the failed assertions, or the build's error (no log then)
+        if grep -q "Failure$" "$log" 2>/dev/null; then
+            grep -E -A4 "Failure$" "$log" | head -40
+        else
+            tail -n 15 "$SRQUD_BUILD/unit.out"
+        fi
+    fi
     return $rc
 }
 step host_unit_tests unit_tests
