@@ -34,6 +34,10 @@ int srqud_peek_ep_can_send(uct_ep_h ep);
 /* The send descriptor pool of @a iface: chunks allocated, elements in them */
 void srqud_peek_tx_pool(uct_iface_h iface, unsigned *chunks, unsigned *elems);
 
+/* Into @a buf, the names of what keeps the next progress call from being
+ * a quiet one (srqud_progress.c, uct_srqud_progress_quiet) */
+void srqud_peek_quiet_blockers(uct_iface_h iface, char *buf, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -750,7 +750,7 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
 {
     struct ibv_wc wcs[64];
     unsigned i, count, max;
-    int ret;
+    int ret, poll;
 
     count = iface->tx.stash_count;
     for (i = 0; i < count; ++i) {
@@ -758,10 +758,13 @@ unsigned uct_srqud_tx_poll_cq(uct_srqud_iface_t *iface)
     }
     iface->tx.stash_count = 0;
 
-    if (uct_srqud_tx_signaled_pending(iface) ||
-        ucs_unlikely(iface->tx.poll_unsignaled &&
-                     (iface->tx.sn != iface->tx.comp_sn))) {
-        iface->tx.poll_unsignaled = 0;
+    poll = uct_srqud_tx_signaled_pending(iface) ||
+           (iface->tx.poll_unsignaled && (iface->tx.sn != iface->tx.comp_sn));
+    /* the look the timers asked for is this one, also when every send
+     * has completed and there is nothing to look for: a flag left set
+     * would make every progress call a full one until the next send */
+    iface->tx.poll_unsignaled = 0;
+    if (poll) {
         max = ucs_min(iface->config.tx_max_poll, ucs_static_array_size(wcs));
         /* Batched sends are signaled, so a sender that streams and
          * progresses only when the queue is out of slots finds up to one
