@@ -447,7 +447,8 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              "hold_posted %lu user_steps %lu idle_steps %lu timer_sets %lu "
              "ack_requests %lu tx_am_chains %lu rx_am_chains %lu "
              "rx_chain_bad %lu rx_chain_evicted %lu acks_ridden %lu "
-             "hold_deferred %lu async_busy %lu resend_copies %lu",
+             "hold_deferred %lu async_busy %lu resend_copies %lu "
+             "progress_quiet %lu progress_early %lu",
              s->rx_packets, s->tx_packets, s->rx_dropped_malformed,
              s->tx_retransmits, s->tx_timeouts, s->rx_duplicates,
              s->rx_out_of_order, s->acks_sent, s->nacks_sent, s->ep_failures,
@@ -468,7 +469,7 @@ static void uct_srqud_iface_print_stats(uct_srqud_iface_t *iface)
              s->timer_sets, s->ack_requests, s->tx_am_chains,
              s->rx_am_chains, s->rx_chain_bad, s->rx_chain_evicted,
              s->acks_ridden, s->tx_hold_deferred, s->async_busy,
-             s->tx_resend_copies);
+             s->tx_resend_copies, s->progress_quiet, s->progress_early);
     if (iface->config.stats_dump) {
         fprintf(stderr, "srqud %s:%d iface %p: %s\n", iface->md->name,
                 iface->port_num, iface, line);
