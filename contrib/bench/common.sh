@@ -317,6 +317,14 @@ bench_base_variant() {
     bench_check_lib srqud-base "$2" || return 1
 }
 
+# bench_base_option BASE DIR: a benchmark's -b: with a module BASE, the
+# variant srqud-base (its library directory DIR) joins VARIANTS
+bench_base_option() {
+    [ -n "$1" ] || return 0
+    bench_base_variant "$1" "$2" || return
+    VARIANTS="$VARIANTS srqud-base"
+}
+
 # bench_base_env VARIANT DIR: the setting a variant's ranks take for it
 bench_base_env() {
     [ "$1" = srqud-base ] && echo "LD_LIBRARY_PATH=$2"

@@ -119,10 +119,7 @@ mkdir -p "$OUT"
 CSV=$OUT/calls.csv
 bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPIS" || exit
 make -s -C "$ROOT/contrib/bench" B="$RESULTS" "$PAUSES" >/dev/null || exit 1
-if [ -n "$BASE" ]; then
-    bench_base_variant "$BASE" "$OUT/base-lib" || exit
-    VARIANTS="$VARIANTS srqud-base"
-fi
+bench_base_option "$BASE" "$OUT/base-lib" || exit
 if [ "$IMB" != 0 ]; then
     IMBDIR=$("$ROOT/contrib/bench/build-imb.sh" | tail -n 1) || exit 1
     # IMB's sizes: a file of lengths, one per line

@@ -45,10 +45,7 @@ OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/counters.csv
 bench_mpi_cc "$ROOT/contrib/bench/mpi_calls.c" "$OUT/mpi_calls" "$MPI" || exit
-if [ -n "$BASE" ]; then
-    bench_base_variant "$BASE" "$OUT/base-lib" || exit
-    VARIANTS="$VARIANTS srqud-base"
-fi
+bench_base_option "$BASE" "$OUT/base-lib" || exit
 bench_ranks_on_cores "$NP"
 
 # one VARIANT: one run; prints "avg p50 p99 max slow10x over1ms c1 c2 ..."

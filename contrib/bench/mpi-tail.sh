@@ -38,10 +38,7 @@ OUT=$RESULTS/$NAME
 mkdir -p "$OUT"
 CSV=$OUT/tail.csv
 bench_mpi_cc "$ROOT/contrib/bench/mpi_tail.c" "$OUT/mpi_tail" "$MPIS" || exit
-if [ -n "$BASE" ]; then
-    bench_base_variant "$BASE" "$OUT/base-lib" || exit
-    VARIANTS="$VARIANTS srqud-base"
-fi
+bench_base_option "$BASE" "$OUT/base-lib" || exit
 bench_ranks_on_cores "$NPS"
 
 # one VARIANT MPI NP REP: one run, its line into the CSV
