@@ -16,11 +16,13 @@
 # not in the times). Variants as in mpi-calls.sh (srqud-x+UCX_SRQUD_VAR=V),
 # their order rotated each repetition. WARM_REPS (default 1) repetitions
 # first, not recorded: the emulator translates code the first time a run
-# takes it. -b BASE_MODULE adds a variant srqud-base, srqud with that build
-# of its module (e.g. the commit before a change; bench_base_lib). Writes build/bench/NAME/counters.csv (rep, variant, avg_us,
-# p50_us, p99_us, max_us, slow10x, over1ms, then each counter per call and
-# rank) and prints it, then per variant the median of the repetitions.
-# ud_verbs and rc_verbs have no such counters: theirs print as 0.
+# takes it. -b BASE_MODULE adds a variant srqud-base, srqud with that
+# build of its module (e.g. the commit before a change; bench_base_lib).
+# Writes build/bench/NAME/counters.csv (rep, variant, avg_us, p50_us,
+# p99_us, max_us, slow10x, over1ms, then each counter per call and rank)
+# and prints per variant the median of the repetitions, the times with
+# their spread (min-max). ud_verbs and rc_verbs have no such counters:
+# theirs print as 0.
 #
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -92,11 +94,17 @@ echo "# $MPI, $NP ranks, $CALL $SIZE B, $ITERS calls: the median of $REPS repeti
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 cols = [c for c in rows[0].keys() if c not in ('rep', 'variant')] if rows else []
-print('%-10s %s' % ('variant', ' '.join('%9s' % c[:9] for c in cols)))
+timed = [c for c in cols if c.endswith('_us')]
+counts = [c for c in cols if c not in timed]
+def cell(vals, spread):
+    m = '%.4g' % statistics.median(vals)
+    return '%s (%.4g-%.4g)' % (m, min(vals), max(vals)) if spread else m
 for v in dict.fromkeys(r['variant'] for r in rows):
     mine = [r for r in rows if r['variant'] == v]
-    print('%-10s %s' % (v, ' '.join('%9.4g' % statistics.median(float(r[c]) for r in mine)
-                                     for c in cols)))
+    vals = lambda c: [float(r[c]) for r in mine]
+    print('%s: %s' % (v, ', '.join('%s %s' % (c, cell(vals(c), True)) for c in timed)))
+    print('%s  %s' % (' ' * len(v), ', '.join('%s %s' % (c, cell(vals(c), False))
+                                               for c in counts)))
 PY
 echo "(counters per call and rank, the warm-up's included; $CSV)"
 exit $status
