@@ -18,6 +18,8 @@
 #   ROOT         the checkout
 #   SRQUD_BUILD  the build directory (default ROOT/build; exported)
 #   RESULTS      where results go: SRQUD_BUILD/bench (created)
+#   BENCH_DEV    the device and port of every run: SRQUD_BENCH_DEV
+#                (default rxe0:1)
 # exports UCX_WARN_UNUSED_ENV_VARS=n (the variants set variables of other
 # transports) and MPLCONFIGDIR (a writable Matplotlib cache), and prints
 # one line: the script and its arguments, the time, cores and load average.
@@ -25,7 +27,7 @@
 # BENCH_ASLR=1 keeps it) and says so in a second line.
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
-# bad one), bench_ompi and bench_mpich (an MPI run over UCX in the VM),
+# bad one), bench_require_dev (BENCH_DEV is here), bench_ompi and bench_mpich (an MPI run over UCX on BENCH_DEV),
 # bench_mpi_cc (an MPI benchmark program for each MPI), bench_variant_env
 # (a variant's settings),
 # bench_ucx_tls (a transport's UCX_TLS),
@@ -39,6 +41,9 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SRQUD_BUILD=${SRQUD_BUILD:-$ROOT/build}
 export SRQUD_BUILD
+# The device and port every run uses: SRQUD_BENCH_DEV (default rxe0:1, the
+# Soft-RoCE VM's), e.g. mlx5_0:1 to measure on an HCA
+BENCH_DEV=${SRQUD_BENCH_DEV:-rxe0:1}
 
 # bench_filter: stdin to stdout without absolute paths or library warnings
 bench_filter() {
@@ -132,8 +137,16 @@ bench_getopts() {
     fi
 }
 
+# bench_require_dev: exit 1 with a message unless BENCH_DEV's device is here
+bench_require_dev() {
+    [ -d "/sys/class/infiniband/${BENCH_DEV%%:*}" ] && return
+    echo "no RDMA device ${BENCH_DEV%%:*}: run it in the VM" \
+         "(contrib/softroce/vm-run), or set SRQUD_BENCH_DEV to a device:port" >&2
+    exit 1
+}
+
 # bench_ompi TIMEOUT NP UCX_TLS [VAR=VALUE...] -- CMD...: CMD on NP ranks of
-# Open MPI 4.1 with pml ucx on rxe0 (the Soft-RoCE VM), btl self only, no
+# Open MPI 4.1 with pml ucx on BENCH_DEV, btl self only, no
 # osc ucx, out-of-band over lo; VAR=VALUE set for mpirun and the ranks;
 # killed after TIMEOUT seconds
 bench_ompi() (
@@ -148,7 +161,7 @@ bench_ompi() (
     timeout "$tmo" mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
         --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
         --mca btl self --mca osc ^ucx --mca oob_tcp_if_include lo \
-        -x UCX_TLS="$tls" -x UCX_NET_DEVICES=rxe0:1 -x UCX_WARN_UNUSED_ENV_VARS=n \
+        -x UCX_TLS="$tls" -x UCX_NET_DEVICES="$BENCH_DEV" -x UCX_WARN_UNUSED_ENV_VARS=n \
         "${xs[@]}" "$@"
 )
 
@@ -163,7 +176,7 @@ bench_mpich() (
     done
     shift
     timeout "$tmo" mpirun.mpich -iface lo -np "$np" \
-        -genv UCX_TLS "$tls" -genv UCX_NET_DEVICES rxe0:1 \
+        -genv UCX_TLS "$tls" -genv UCX_NET_DEVICES "$BENCH_DEV" \
         -genv UCX_WARN_UNUSED_ENV_VARS n "${gs[@]}" "$@"
 )
 
@@ -241,7 +254,7 @@ bench_tl() {
 }
 
 # bench_perftest TL TEST SIZE LAYER ITER [ARGS...]: one ucx_perftest
-# server/client pair on rxe0 (perftest-pair.sh); prints the final figures
+# server/client pair on BENCH_DEV (perftest-pair.sh); prints the final figures
 # "lat_typical_us lat_avg_us bw_MBs msgrate", or FAIL with the run's output
 # kept in $RESULTS/perftest-fail-TL-LAYER-TEST-SIZE.log. LAYER uct: -x TL
 # (bcopy above 100 B); ucp: UCX_TLS=TL,self (rc_verbs with ud_verbs beside
@@ -254,11 +267,11 @@ bench_perftest() {
     local args envs out rc log
     envs=$(bench_tl_env "$tl")
     if [ "$layer" = uct ]; then
-        args="-t $test -x $(bench_tl "$tl") -d rxe0:1 -n $n -s $size"
+        args="-t $test -x $(bench_tl "$tl") -d $BENCH_DEV -n $n -s $size"
         [ "$size" -gt 100 ] && args="$args -D bcopy"
     else
         args="-t $test -n $n -s $size"
-        envs="$envs UCX_TLS=$(bench_ucx_tls "$(bench_tl "$tl")") UCX_NET_DEVICES=rxe0:1"
+        envs="$envs UCX_TLS=$(bench_ucx_tls "$(bench_tl "$tl")") UCX_NET_DEVICES=$BENCH_DEV"
     fi
     # shellcheck disable=SC2086 # word lists
     out=$(PERFTEST_TIMEOUT=${PERFTEST_TIMEOUT:-300} \

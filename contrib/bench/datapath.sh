@@ -49,12 +49,12 @@ done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "-r: not a number: $REPS" >&2; exit 2; }
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 [ -x "$RAW" ] || { echo "$RAW not built (contrib/build.sh)" >&2; exit 1; }
-[ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
+bench_require_dev
 TLS="srqud ud_verbs rc_verbs srqud-1"   # srqud-1: 8 B figures only
 CSV=$RESULTS/datapath.csv
 RAWCSV=$RESULTS/datapath-raw.csv
 COSTCSV=$RESULTS/datapath-costs.csv
-MTU=$(ibv_devinfo -d rxe0 | awk '/active_mtu/ {print $2; exit}')
+MTU=$(ibv_devinfo -d "${BENCH_DEV%%:*}" | awk '/active_mtu/ {print $2; exit}')
 T0=$SECONDS
 rc=0
 
@@ -63,11 +63,11 @@ progress() {   # what, how far, how long
 }
 
 # ---- 1. the ceiling --------------------------------------------------------
-echo "== 1. the device's ceiling (raw verbs on rxe0, active MTU $MTU B)"
+echo "== 1. the device's ceiling (raw verbs on $BENCH_DEV, active MTU $MTU B)"
 echo "mode,size,iters,postlist,signal_every,seconds,MBps,Mmsgps,post_send_calls,post_recv_calls,send_completions,recv_completions,half_rtt_us" > "$RAWCSV"
 raw() {   # raw ARGS...: one CSV line of srqud_rawperf into $RAWCSV
     local out
-    if out=$(timeout 300 "$RAW" -C "$@" 2>&1); then
+    if out=$(timeout 300 "$RAW" -C -d "$BENCH_DEV" "$@" 2>&1); then
         echo "$out" | grep -E '^(ud|rc)_' | tail -n 1 >> "$RAWCSV"
     else
         echo "srqud_rawperf $*: failed: $(echo "$out" | tail -n 2)" >&2

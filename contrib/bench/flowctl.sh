@@ -38,7 +38,7 @@ for n in $SRQ $((SRQ * 2)) $((SRQ * 4)) $((SRQ * 8)) $((SRQ * 10)); do
         srqud-noflow)  envs="$SEND $RXQ RX_UCX_SRQUD_SRQ_LIMIT=0 RX_UCX_SRQUD_ASYNC_TICK=2s RX_UCX_SRQUD_RTO_MIN=2s RX_UCX_SRQUD_RTO_MAX=2s"; tl=srqud ;;
         ud_verbs)      envs="RX_UCX_UD_VERBS_RX_QUEUE_LEN=$SRQ"; tl=ud_verbs ;;
         esac
-        line=$(env $envs "$BIN" -t $tl -d rxe0:1 -n $n -c $COMPUTE) || {
+        line=$(env $envs "$BIN" -t $tl -d "$BENCH_DEV" -n $n -c $COMPUTE) || {
             echo "flowctl: $v n=$n failed: $line" >&2; exit 1; }
         read -r _ _ wait rcv bad ord drops retx ev refill <<< "$line"
         echo "$v,$n,$wait,$rcv,$bad,$ord,$drops,$retx,$ev,$refill" >> "$OUT"

@@ -36,7 +36,7 @@ for tl in srqud ud_verbs rc_verbs; do
     n=$N
     [ $tl = rc_verbs ] && [ "$RC_N" -lt "$N" ] && n=$RC_N
     echo "== $tl: $n peers in $P processes" >&2
-    "$B/mem_peers" -t $tl -d rxe0:1 -n "$n" -p "$P" | tr ' ' ',' >> "$CSV"
+    "$B/mem_peers" -t $tl -d "$BENCH_DEV" -n "$n" -p "$P" | tr ' ' ',' >> "$CSV"
 done
 "$B/mem_sizes" > "$B/mem_sizes.txt"
 ucx_info -c -f > "$B/ucx_config.txt"

@@ -63,7 +63,7 @@ run() {   # run SIDE TEST SIZE ITER -> "lat_us bw_MBs msg_s" or FAIL
     local out
     out=$(LD_LIBRARY_PATH="$(lib_of "$1")" PERFTEST_TIMEOUT=300 \
               "$ROOT/contrib/bench/perftest-pair.sh" UCX_TLS=srqud,self \
-              UCX_NET_DEVICES=rxe0:1 -- -t "$2" -s "$3" -n "$4" 2>&1)
+              UCX_NET_DEVICES="$BENCH_DEV" -- -t "$2" -s "$3" -n "$4" 2>&1)
     if [ $? != 0 ] || ! echo "$out" | grep -q "Final:"; then
         echo FAIL
         return 1

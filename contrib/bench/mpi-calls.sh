@@ -103,6 +103,7 @@ NAME=mpi-calls
 WARM_ITERS=500
 BASE=
 bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS c:CALLS s:SIZES n:ITERS N:ITERS_OVER I:IMB X:SKIP o:NAME W:WARM_ITERS b:BASE" "$@"
+bench_require_dev
 RAW=$SRQUD_BUILD/obj/src/tools/srqud_rawperf
 EXCH=$SRQUD_BUILD/obj/src/tools/srqud_rawexch
 PAUSES=$RESULTS/cpu_pauses
@@ -140,7 +141,7 @@ device() {
     [ $((rep % 2)) = 0 ] && order="rc ud"
     for t in $order; do
         t=${t}_lat
-        if ! out=$(timeout 300 "$RAW" -t "$t" -s 8 -n 5000 -C 2>&1); then
+        if ! out=$(timeout 300 "$RAW" -d "$BENCH_DEV" -t "$t" -s 8 -n 5000 -C 2>&1); then
             echo "srqud_rawperf -t $t: failed: $(echo "$out" | tail -n 2)" >&2
             return 1
         fi
@@ -172,7 +173,7 @@ device() {
         for c in $calls; do
             for t in $order; do
                 # shellcheck disable=SC2086 # spin: no word or one
-                if ! out=$(timeout 900 "$EXCH" -t $t -N "$np" -s "$SIZES" \
+                if ! out=$(timeout 900 "$EXCH" -d "$BENCH_DEV" -t $t -N "$np" -s "$SIZES" \
                            -c "$c" -H "$EXCH_HDR" -M "$EXCH_MSG_PKTS" -n "$iters" \
                            $spin -T 800 2>&1); then
                     echo "srqud_rawexch -t $t -N $np -c $c: failed: $(echo "$out" | tail -n 2)" >&2

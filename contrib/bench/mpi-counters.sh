@@ -38,6 +38,7 @@ WARM=1
 BASE=
 NAME=mpi-counters
 bench_getopts "r:REPS p:NP m:MPI t:VARIANTS c:CALL s:SIZE n:ITERS W:WARM b:BASE o:NAME" "$@"
+bench_require_dev
 
 WARMUP=100
 COUNTERS="tx doorbells acks acks_ridden timer_sets async_progress async_busy

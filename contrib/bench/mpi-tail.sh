@@ -33,6 +33,7 @@ ROUNDS=20
 COMPUTE_MS=50
 NAME=mpi-tail
 bench_getopts "r:REPS p:NPS m:MPIS t:VARIANTS b:BASE n:CALLS R:ROUNDS C:COMPUTE_MS o:NAME" "$@"
+bench_require_dev
 
 OUT=$RESULTS/$NAME
 mkdir -p "$OUT"

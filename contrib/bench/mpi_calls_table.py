@@ -4,10 +4,12 @@ rank count, each variant's median over the repetitions of the average and
 of the p99 per call and size (their range in brackets), srqud's ratios to
 rc_verbs, ud_verbs and the UD bound, how many cells meet issue 38's goal,
 srqud's ratios within each repetition (the transports ran back to back
-there: a better estimate than a ratio of medians over repetitions), and
-the calls above 10x their median per 10,000 calls beside the floor the
-machine sets: the device's own exchanges (srqud_rawexch, plain verbs) and
-the CPU alone (cpu_pauses). Writes the medians to SUMMARY.
+there: a better estimate than a ratio of medians over repetitions), each
+variant against itself (its odd repetitions against its even ones: the
+ratios a run resolves), and the calls above 10x their median per 10,000
+calls beside the floor the machine sets: the device's own exchanges
+(srqud_rawexch, plain verbs) and the CPU alone (cpu_pauses). Writes the
+medians to SUMMARY.
 
     mpi_calls_table.py CALLS_CSV SUMMARY_CSV [--iters N --iters-over N
                                               --cores N]
@@ -160,6 +162,33 @@ def print_paired(mpi, np_):
         print('srqud within each repetition, average, median of the cells: ' +
               '; '.join(parts))
 
+def print_halves(mpi, np_, vs):
+    """what the run resolves: each variant against itself, the median of
+    its odd repetitions' averages over that of its even ones in each cell
+    (the larger over the smaller), so a ratio between transports that is
+    within these is not told from the machine's phases"""
+    parts = []
+    for v in vs:
+        qs = []
+        for (m, n, c, z) in dict.fromkeys(k[:4] for k in avg_of):
+            if (m, n) != (mpi, np_) or c.startswith('imb_'):
+                continue
+            xs = [(int(rp) % 2, avg_of[(m, n, c, z, v, rp)]) for rp in REPS
+                  if avg_of.get((m, n, c, z, v, rp), 0) > 0]
+            odd = [a for o, a in xs if o]
+            even = [a for o, a in xs if not o]
+            if odd and even:
+                a, b = statistics.median(odd), statistics.median(even)
+                qs.append(max(a, b) / min(a, b))
+        if qs:
+            parts.append('%s %d of %d cells beyond 1.1x, %d beyond 1.2x, '
+                         'largest %.2f' % (v, sum(q > 1.1 for q in qs),
+                                           len(qs), sum(q > 1.2 for q in qs),
+                                           max(qs)))
+    if parts:
+        print('each variant against itself (odd repetitions over even ones, '
+              'average): ' + '; '.join(parts))
+
 def print_slow(mpi, np_, vs):
     """the slow calls of each variant, then those of the machine's floor"""
     at = [r for r in allrows if int(r['np']) == np_ and r['slow10x']]
@@ -223,4 +252,5 @@ for mpi in dict.fromkeys(r['mpi'] for r in rows):
                       'at or under ud_verbs: %d of %d' %
                       (goal[1], goal[0], goal[2], goal[0]))
         print_paired(mpi, np_)
+        print_halves(mpi, np_, vs)
         print_slow(mpi, np_, vs)

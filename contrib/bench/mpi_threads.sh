@@ -46,7 +46,7 @@ T0=$SECONDS
 fails=0
 
 if [ -z "$REPORT" ]; then
-[ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
+bench_require_dev
 MPICH=$SRQUD_BUILD/mpich-vci/prefix/
 [ -x "${MPICH}bin/mpicc" ] || { echo "no MPICH with VCIs in $SRQUD_BUILD: run contrib/build-mpich-vci.sh on the host" >&2; exit 1; }
 PROG=$B/mpi_threads_rate
@@ -72,7 +72,7 @@ for rep in $(seq 1 "$REPS"); do
             esac
             echo "   [$((SECONDS - T0)) s] run $run/$nruns: $s, $t threads, rep $rep" >&2
             if out=$(timeout 300 "${MPICH}bin/mpiexec" -iface lo -np 2 \
-                    -genv MPIR_CVAR_CH4_NUM_VCIS $vcis -genv UCX_NET_DEVICES rxe0:1 \
+                    -genv MPIR_CVAR_CH4_NUM_VCIS $vcis -genv UCX_NET_DEVICES "$BENCH_DEV" \
                     -genv UCX_WARN_UNUSED_ENV_VARS n "${envs[@]}" \
                     "$PROG" -t "$t" -n "$MSGS" -s "$SIZE" 2>"$B/mpi-threads-last.err"); then
                 # srqud's interfaces in both ranks (a line each at close):

@@ -82,13 +82,18 @@ NTL=${#TLA[@]}
 
 if grep -q 'QEMU TCG' /proc/cpuinfo 2>/dev/null; then
     WHERE="Soft-RoCE (rdma_rxe: RDMA done by the kernel in software) on lo, in a QEMU VM with TCG, no KVM: every instruction is emulated"
-elif [ -d /sys/class/infiniband/rxe0 ]; then
+elif [ -d "/sys/class/infiniband/${BENCH_DEV%%:*}/ports" ] &&
+     [[ $BENCH_DEV = rxe* ]]; then
     WHERE="Soft-RoCE (rdma_rxe: RDMA done by the kernel in software) on lo"
 else
-    WHERE="device rxe0"
+    WHERE=""
 fi
-echo "Emulated figures: $WHERE."
-echo "Absolute numbers are not hardware numbers; compare the transports by their ratios within one run (runs differ by tens of percent)."
+if [ -n "$WHERE" ]; then
+    echo "Emulated figures: $WHERE."
+    echo "Absolute numbers are not hardware numbers; compare the transports by their ratios within one run (runs differ by tens of percent)."
+else
+    echo "Device $BENCH_DEV."
+fi
 echo
 
 rc=0
@@ -139,7 +144,7 @@ done
 echo
 echo "latency us     = half a round trip, median (ucx_perftest \"typical\") of the last 2048 iterations, microseconds; lower is better"
 echo "bandwidth MB/s = bytes sent / time of the whole timed run (ucx_perftest \"overall\"), 1 MB = 2^20 bytes; higher is better"
-echo "uct = one UCT transport alone (-x TL -d rxe0:1, bcopy above 100 B); ucp = UCP (tag_*: tag matching, ucp_am_*: active messages, ucp_put_*/ucp_get: RMA) with UCX_TLS=TL,self (rc_verbs: rc_verbs,ud_verbs,self)"
+echo "uct = one UCT transport alone (-x TL -d $BENCH_DEV, bcopy above 100 B); ucp = UCP (tag_*: tag matching, ucp_am_*: active messages, ucp_put_*/ucp_get: RMA) with UCX_TLS=TL,self (rc_verbs: rc_verbs,ud_verbs,self)"
 echo "$ITER iterations per figure after a discarded warm-up; emulated figures: compare ratios within one run, not with hardware"
 [ -n "$CSV" ] && echo "CSV: $CSV"
 if [ $FAILS -gt 0 ]; then

@@ -45,7 +45,7 @@ for ((rep = 1; rep <= REPS; ++rep)); do
         esac
         # shellcheck disable=SC2046,SC2086 # word lists
         out=$(env $(bench_tl_env "$v") $envs "$BIN" -t "$(bench_tl "$v")" \
-              -d rxe0:1 -n "$CALLS" -r 5) || {
+              -d "$BENCH_DEV" -n "$CALLS" -r 5) || {
             echo "progress-cost: $v failed: $out" >&2; exit 1; }
         # the median loop of the five
         echo "$out" | sort -k2 -g | sed -n 3p |

@@ -157,7 +157,7 @@ device() {
     calls=$(IFS=,; echo "${ds[*]:$k},${ds[*]:0:$k}")
     [ "$np" -gt "$(nproc)" ] && spin=
     # shellcheck disable=SC2086 # spin: no word or one
-    if ! out=$(timeout 1800 "$B/obj/src/tools/srqud_rawexch" -t rc -N "$np" -c "${calls%,}" \
+    if ! out=$(timeout 1800 "$B/obj/src/tools/srqud_rawexch" -d "$BENCH_DEV" -t rc -N "$np" -c "${calls%,}" \
                -s "$sizes" -n "$ITERS" -w 50 $spin -T 1700 2>&1); then
         echo "srqud_rawexch -N $np -c $DEVICE: failed: $(tail -n 2 <<< "$out")" >&2
         return 1

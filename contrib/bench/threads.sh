@@ -53,7 +53,7 @@ fails=0
 PY=${PYTHON:-/usr/bin/python3}
 if [ -z "$REPORT" ]; then
 bench_build
-[ -d /sys/class/infiniband/rxe0 ] || { echo "no rxe0: run it in the VM (contrib/softroce/vm-run)" >&2; exit 1; }
+bench_require_dev
 echo "category,threads,rep,rate_mmps,rss_kb,pin_kb,qmap_kb,qps,cqs,srqs,srq_users,srq_buffers,srq_posted,rss_other_kb" > "$RAW"
 nruns=$((REPS * ncats * $(echo $THREADS | wc -w)))
 run=0
@@ -66,7 +66,7 @@ for rep in $(seq 1 "$REPS"); do
             run=$((run + 1))
             tl=${cat%%/*}
             share=${cat#*/}
-            args=(-t "$tl" -d rxe0:1 -T "$t" -n $((MSGS / t)))
+            args=(-t "$tl" -d "$BENCH_DEV" -T "$t" -n $((MSGS / t)))
             envs=()
             case $cat in
             srqud/ctx) args+=(-c); envs=(UCX_SRQUD_SHARE=pd) ;;

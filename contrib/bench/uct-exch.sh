@@ -54,10 +54,10 @@ for np in $NPS; do
             args=(-N "$np" -c "sendrecv,rdbl" -s "$SIZES" -n "$ITERS" -w 100 -T 600
                   ${spin:+"$spin"})
             case $v in
-                raw_*) cmd=("$RAW" -t "${v#raw_}" -H 16 "${args[@]}") ;;
+                raw_*) cmd=("$RAW" -d "$BENCH_DEV" -t "${v#raw_}" -H 16 "${args[@]}") ;;
                 # ud_verbs and rc_verbs need the GID of ::1 on rxe over lo
-                uct_srqud) cmd=("$UCT" -t srqud -d rxe0:1 "${args[@]}") ;;
-                uct_*) cmd=(env UCX_IB_GID_INDEX=2 "$UCT" -t "${v#uct_}" -d rxe0:1 "${args[@]}") ;;
+                uct_srqud) cmd=("$UCT" -t srqud -d "$BENCH_DEV" "${args[@]}") ;;
+                uct_*) cmd=(env UCX_IB_GID_INDEX=2 "$UCT" -t "${v#uct_}" -d "$BENCH_DEV" "${args[@]}") ;;
             esac
             if ! out=$("${cmd[@]}" 2>&1); then
                 echo "$v at $np ranks failed: $(echo "$out" | grep -v '^ *[0-9]* 0x' | tail -n 3)" >&2
