@@ -27,7 +27,8 @@
 # BENCH_ASLR=1 keeps it) and says so in a second line.
 #
 # Functions: bench_getopts (options that each set a variable, usage on a
-# bad one), bench_require_dev (BENCH_DEV is here), bench_ompi and bench_mpich (an MPI run over UCX on BENCH_DEV),
+# bad one), bench_require_dev (BENCH_DEV is here), bench_ompi and
+# bench_mpich (an MPI run over UCX on BENCH_DEV),
 # bench_mpi_cc (an MPI benchmark program for each MPI), bench_variant_env
 # (a variant's settings),
 # bench_ucx_tls (a transport's UCX_TLS),
